@@ -1,0 +1,183 @@
+import fs from 'node:fs';
+import { Command, CommanderError, Option } from 'commander';
+import { ConfigError, loadConfig, type Config } from '../config';
+import { loadDocument } from '../contract/document';
+import { seedDemo } from '../demo';
+import { idProblem, parseId } from '../ids';
+import { generateKey, hashKey, keyNameProblem } from '../keys';
+import { createLogger } from '../logger';
+import { ImportError, compileImportValidator, importOrders } from '../orders';
+import { closeOnSignals, startServer } from '../server';
+import { DuplicateKeyNameError, openStore, type Store } from '../store';
+
+/** Where the CLI writes; injected so that tests can capture it. */
+export interface CliIO {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  stdin: () => Promise<string>;
+  env: NodeJS.ProcessEnv;
+}
+
+/** A failure the operator caused; printed as one line, exit status 1. */
+export class CliError extends Error {
+  override name = 'CliError';
+}
+
+/** Builds the `petstore-orders` command tree. */
+export function buildProgram(io: CliIO): Command {
+  const program = new Command('petstore-orders')
+    .description('Petstore Store Orders API v1: the server and its operator commands')
+    .option('--db <path>', 'SQLite database file (default: $PETSTORE_DB, else ./data/petstore.db)')
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+    .exitOverride()
+    .showHelpAfterError();
+
+  const config = (overrides: { port?: string; host?: string } = {}): Config =>
+    loadConfig(io.env, { dbPath: program.opts<{ db?: string }>().db, ...overrides });
+
+  program
+    .command('serve')
+    .description('serve the API under /v1, with /healthz and /readyz beside it')
+    .option('--port <port>', 'port to listen on (default: $PORT, else 8080)')
+    .option('--host <host>', 'address to listen on (default: $HOST, else 127.0.0.1)')
+    .addOption(new Option('--demo', 'seed demo orders and a demo key into an empty store (ignored in production)'))
+    .action(async (options: { port?: string; host?: string; demo?: boolean }) => {
+      const cfg = config({ port: options.port, host: options.host });
+      const logger = createLogger(cfg.logLevel);
+      const store = openStore(cfg);
+      const demoKey = options.demo && !cfg.production ? await seedDemo(store) : null;
+      const server = await startServer({ store, logger, host: cfg.host, port: cfg.port, shutdownTimeoutMs: cfg.shutdownTimeoutMs });
+      closeOnSignals(server, logger);
+      logger.info({ url: server.url, db: cfg.dbPath }, 'listening');
+      if (options.demo && !cfg.production) io.stdout(demoBanner(server.url, cfg.dbPath, demoKey));
+    });
+
+  const keys = program.command('keys').description('manage API keys');
+  keys
+    .command('create')
+    .description('create a key and print it, alone, on stdout; it is shown only this once')
+    .requiredOption('--name <name>', 'a unique name for the key')
+    .action(async (options: { name: string }) => {
+      const problem = keyNameProblem(options.name);
+      if (problem) throw new CliError(problem);
+      const key = generateKey();
+      await withStore(config(), async (store) => {
+        try {
+          await store.createKey(options.name, hashKey(key));
+        } catch (err) {
+          if (err instanceof DuplicateKeyNameError) throw new CliError(`--name: ${err.message}`);
+          throw err;
+        }
+      });
+      io.stdout(`${key}\n`);
+    });
+  keys
+    .command('list')
+    .description('list key names with their creation and revocation dates (never the keys)')
+    .action(async () => {
+      const rows = await withStore(config(), (store) => store.listKeys());
+      io.stdout(['NAME\tCREATED\tREVOKED', ...rows.map((k) => `${k.name}\t${k.createdAt}\t${k.revokedAt ?? '-'}`)].join('\n') + '\n');
+    });
+  keys
+    .command('revoke')
+    .description('revoke a key; the next request that uses it gets 401')
+    .argument('<name>', 'name of the key')
+    .action(async (name: string) => {
+      const revoked = await withStore(config(), (store) => store.revokeKey(name));
+      if (!revoked) throw new CliError(`NAME: no active key is named "${name}"`);
+      io.stdout(`revoked ${name}\n`);
+    });
+
+  const orders = program.command('orders').description('manage orders');
+  orders
+    .command('import')
+    .description('import a JSON array of orders, all or nothing')
+    .argument('<file>', 'the file to read, or - for stdin')
+    .action(async (file: string) => {
+      const text = file === '-' ? await io.stdin() : readFile(file);
+      const validate = compileImportValidator(loadDocument());
+      try {
+        const count = await withStore(config(), (store) => importOrders(store, validate, text));
+        io.stdout(`imported ${count} order${count === 1 ? '' : 's'}\n`);
+      } catch (err) {
+        if (err instanceof ImportError) throw new CliError(`${err.message}; nothing was imported`);
+        throw err;
+      }
+    });
+  orders
+    .command('ship')
+    .description('mark a pending order as shipped')
+    .argument('<id>', 'id of the order')
+    .action(async (raw: string) => {
+      const id = parseId(raw);
+      if (id === undefined) throw new CliError(idProblem('ID', raw));
+      const outcome = await withStore(config(), (store) => store.shipOrder(id));
+      switch (outcome) {
+        case 'shipped':
+          io.stdout(`order ${id} shipped\n`);
+          return;
+        case 'already_shipped':
+          io.stdout(`order ${id} had already shipped; nothing changed\n`);
+          return;
+        case 'cancelled':
+          throw new CliError(`ID: order ${id} is cancelled and cannot ship`);
+        case 'not_found':
+          throw new CliError(`ID: order ${id} was not found`);
+      }
+    });
+
+  return program;
+}
+
+/** Runs the CLI and resolves to its exit status; `serve` keeps the process alive after resolving. */
+export async function runCli(argv: readonly string[], io: CliIO): Promise<number> {
+  const program = buildProgram(io);
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return 0;
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode;
+    if (err instanceof CliError || err instanceof ConfigError) {
+      io.stderr(`petstore-orders: ${err.message}\n`);
+      return 1;
+    }
+    io.stderr(`petstore-orders: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
+}
+
+async function withStore<T>(config: Config, use: (store: Store) => Promise<T>): Promise<T> {
+  const store = openStore(config);
+  try {
+    return await use(store);
+  } finally {
+    await store.close();
+  }
+}
+
+function readFile(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new CliError(`FILE: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+}
+
+function demoBanner(url: string, dbPath: string, key: string | null): string {
+  const lines = [``, `petstore-orders is serving the demo store ${dbPath} at ${url}/v1`];
+  if (key === null) {
+    lines.push(
+      `Its demo key was printed when the store was created and cannot be shown again.`,
+      `Create another with: npm run cli -- keys create --name you`,
+    );
+  } else {
+    lines.push(
+      `Demo API key (shown only this once): ${key}`,
+      ``,
+      `Try it:`,
+      `  curl -i -H 'Authorization: Bearer ${key}' ${url}/v1/store/orders`,
+    );
+  }
+  lines.push(`API document: ${url}/v1/openapi.json`, ``);
+  return lines.join('\n');
+}

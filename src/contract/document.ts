@@ -1,0 +1,37 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
+import type { OpenAPIV3 } from 'openapi-types';
+
+/** Absolute path of the OpenAPI document, found from either `src/` or the built `dist/src/`. */
+export const SPEC_PATH: string = findUp(path.join('spec', 'openapi.yaml'));
+
+/** The OpenAPI document as written: loaded once, parsed, and deep-frozen so nothing can dereference it in place. */
+export function loadDocument(file: string = SPEC_PATH): OpenAPIV3.Document {
+  const document = parse(fs.readFileSync(file, 'utf8')) as OpenAPIV3.Document;
+  return deepFreeze(document);
+}
+
+/** A mutable deep copy of the document, for libraries that rewrite what they are given. */
+export function cloneDocument(document: OpenAPIV3.Document): OpenAPIV3.Document {
+  return structuredClone(document) as OpenAPIV3.Document;
+}
+
+function findUp(relative: string): string {
+  let dir = __dirname;
+  for (;;) {
+    const candidate = path.join(dir, relative);
+    if (fs.existsSync(candidate)) return candidate;
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error(`cannot find ${relative} above ${__dirname}`);
+    dir = parent;
+  }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}

@@ -1,0 +1,208 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ValidateFunction } from 'ajv';
+import OpenAPIBackend, { type Context, type Operation } from 'openapi-backend';
+import type { OpenAPIV3 } from 'openapi-types';
+import { deprecationHeaders } from '../contract/deprecation';
+import { cloneDocument } from '../contract/document';
+import type { OperationId } from '../contract/types';
+import { createContractAjv, customizeAjv, describeAjvError } from '../contract/validation';
+import { ApiError, toApiError } from '../errors';
+import { idProblem, parseId } from '../ids';
+import { hashKey, parseBearer } from '../keys';
+import type { Logger } from '../logger';
+import type { Store } from '../store';
+import type { OperationHandlers } from './handlers';
+import { sendReply, type Reply } from './reply';
+
+const METHODS = ['get', 'head', 'post', 'put', 'patch', 'delete', 'options', 'trace'] as const;
+const REALM = 'Bearer realm="petstore-orders"';
+
+/** What the dispatcher needs. */
+export interface BackendOptions {
+  document: OpenAPIV3.Document;
+  store: Store;
+  logger: Logger;
+  handlers: OperationHandlers;
+}
+
+/** The request as the dispatcher sees it: method and raw path, percent-encoding intact. */
+export interface RoutedRequest {
+  method: string;
+  path: string;
+  query: string;
+  headers: IncomingMessage['headers'];
+  requestId: string;
+}
+
+/** Dispatches one request by operationId and sends a response that has been checked against the spec. */
+export type Dispatch = (request: RoutedRequest, res: ServerResponse) => Promise<void>;
+
+type SecurityResult = { keyName: string } | { error: 'missing' | 'invalid' | Error };
+
+/**
+ * Builds the openapi-backend dispatcher: routing by operationId, bearer-key security, request
+ * validation, and a postResponseHandler that checks every reply against the spec before sending it.
+ */
+export async function createDispatcher(options: BackendOptions): Promise<Dispatch> {
+  const { document, store, logger, handlers } = options;
+  const deprecations = deprecationHeaders(document);
+  const validateError = createContractAjv(document).compile(
+    document.components?.schemas?.Error as object,
+  ) as ValidateFunction;
+
+  const api = new OpenAPIBackend({
+    definition: cloneDocument(document),
+    apiRoot: '/v1',
+    strict: true,
+    customizeAjv,
+  });
+
+  const failure = (c: Context, request: RoutedRequest, err: unknown): Reply => {
+    const { error, expected } = toApiError(err);
+    if (!expected) {
+      logger.error({ err, requestId: request.requestId, operationId: c.operation?.operationId }, 'request failed');
+    }
+    return errorReply(error);
+  };
+
+  const operationHandlers = Object.fromEntries(
+    (Object.keys(handlers) as OperationId[]).map((operationId) => [
+      operationId,
+      async (c: Context, request: RoutedRequest): Promise<Reply> => {
+        try {
+          const { keyName } = c.security?.bearerAuth as { keyName: string };
+          return await handlers[operationId]({ params: c.request.params as Record<string, string>, keyName });
+        } catch (err) {
+          return failure(c, request, err);
+        }
+      },
+    ]),
+  );
+
+  api.register({
+    ...operationHandlers,
+
+    notFound: () => errorReply(new ApiError('not_found')),
+
+    methodNotAllowed: (_c: Context, request: RoutedRequest) => {
+      const allow = allowedMethods(api, request.path).join(', ');
+      return errorReply(new ApiError('method_not_allowed', undefined, { Allow: allow }));
+    },
+
+    unauthorizedHandler: (c: Context, request: RoutedRequest) => {
+      const result = c.security?.bearerAuth as SecurityResult | undefined;
+      if (result && 'error' in result && result.error instanceof Error) return failure(c, request, result.error);
+      const challenge = result && 'error' in result && result.error === 'invalid' ? `${REALM}, error="invalid_token"` : REALM;
+      return errorReply(new ApiError('unauthorized', undefined, { 'WWW-Authenticate': challenge }));
+    },
+
+    validationFail: (c: Context) => errorReply(new ApiError('invalid_request', validationMessage(c))),
+
+    notImplemented: (c: Context, request: RoutedRequest) =>
+      failure(c, request, new Error(`no handler is registered for ${c.operation?.operationId}`)),
+
+    postResponseHandler: (c: Context, request: RoutedRequest, res: ServerResponse) => {
+      let reply = c.response as Reply;
+      const problem = contractProblem(api, validateError, c.operation, reply);
+      if (problem) {
+        logger.error(
+          { requestId: request.requestId, operationId: c.operation?.operationId, status: reply.status, problem },
+          'response violates the contract; sending 500 instead',
+        );
+        reply = errorReply(new ApiError('internal_error'));
+      }
+      const deprecation = deprecations.get(c.operation?.operationId ?? '');
+      if (deprecation) reply = { ...reply, headers: { ...reply.headers, ...deprecation } };
+      sendReply(res, reply);
+    },
+  });
+
+  api.registerSecurityHandler('bearerAuth', async (c: Context): Promise<SecurityResult> => {
+    const token = parseBearer(c.request.headers.authorization);
+    if (token === null) return { error: 'missing' };
+    try {
+      const keyName = await store.findActiveKey(hashKey(token));
+      return keyName === null ? { error: 'invalid' } : { keyName };
+    } catch (err) {
+      return { error: err instanceof Error ? err : new Error(String(err)) };
+    }
+  });
+
+  await api.init();
+  assertEveryOperationHandled(api, handlers);
+
+  return async (request, res) => {
+    await api.handleRequest(
+      {
+        method: request.method === 'HEAD' ? 'GET' : request.method,
+        path: request.path,
+        query: request.query,
+        headers: request.headers as Record<string, string | string[]>,
+      },
+      request,
+      res,
+    );
+  };
+}
+
+function errorReply(error: ApiError): Reply {
+  return { status: error.status, body: error.toBody(), headers: { ...error.headers } };
+}
+
+/** A message for a request that failed validation, naming the parameter. */
+function validationMessage(c: Context): string {
+  for (const parameter of (c.operation?.parameters ?? []) as OpenAPIV3.ParameterObject[]) {
+    const schema = parameter.schema as OpenAPIV3.SchemaObject | undefined;
+    if (parameter.in !== 'path' || schema?.type !== 'integer') continue;
+    const raw = String((c.request.params as Record<string, unknown>)[parameter.name] ?? '');
+    if (parseId(raw) === undefined) return idProblem(parameter.name, raw);
+  }
+  const first = c.validation?.errors?.[0];
+  return first ? describeAjvError(first).replace(/^(path|query|header)\./, '') : 'The request is malformed';
+}
+
+/** The methods a path answers to, for the `Allow` header of a 405. */
+function allowedMethods(api: OpenAPIBackend, path: string): string[] {
+  const allowed = METHODS.filter((method) => api.router.matchOperation({ method, path, headers: {} }) !== undefined);
+  if (allowed.includes('get')) allowed.splice(1, 0, 'head');
+  return allowed.map((method) => method.toUpperCase());
+}
+
+/**
+ * Checks a reply against the spec: its status must be declared for the operation, its body must
+ * match the declared schema (or be absent when none is declared), and its headers their schemas.
+ * Replies outside any operation must carry a valid Error. Returns null when the reply conforms.
+ */
+function contractProblem(
+  api: OpenAPIBackend,
+  validateError: ValidateFunction,
+  operation: Operation | undefined,
+  reply: Reply,
+): string | null {
+  if (!operation) {
+    return validateError(reply.body) ? null : `Error body invalid: ${JSON.stringify(validateError.errors)}`;
+  }
+  const declared = (operation.responses ?? {}) as Record<string, OpenAPIV3.ResponseObject>;
+  const response = declared[String(reply.status)] ?? declared[`${String(reply.status)[0]}XX`] ?? declared.default;
+  if (!response) return `status ${reply.status} is not declared for ${operation.operationId}`;
+  if (!response.content) {
+    return reply.body === undefined ? null : `status ${reply.status} of ${operation.operationId} declares no body`;
+  }
+  if (reply.body === undefined) return `status ${reply.status} of ${operation.operationId} requires a body`;
+  const body = api.validateResponse(reply.body, operation, reply.status);
+  if (body.errors) return `body invalid: ${body.errors.map((e) => describeAjvError(e, 'body')).join('; ')}`;
+  const headers = api.validateResponseHeaders(reply.headers ?? {}, operation, { statusCode: reply.status });
+  if (headers.errors) return `headers invalid: ${headers.errors.map((e) => describeAjvError(e)).join('; ')}`;
+  return null;
+}
+
+/** Refuses to start when the spec has an operation with no handler, naming it. */
+function assertEveryOperationHandled(api: OpenAPIBackend, handlers: OperationHandlers): void {
+  const missing = api
+    .getOperations()
+    .map((operation) => operation.operationId)
+    .filter((operationId): operationId is string => operationId !== undefined && !(operationId in handlers));
+  if (missing.length > 0) {
+    throw new Error(`the spec has operations with no handler: ${missing.join(', ')}`);
+  }
+}

@@ -1,0 +1,1 @@
+export { KEY_PREFIX, generateKey, hashKey, keyNameProblem, parseBearer } from './keys';

@@ -1,0 +1,1 @@
+export { ImportError, compileImportValidator, importOrders, importRecordSchema } from './import';

@@ -1,0 +1,78 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createApp } from './app';
+import type { Logger } from './logger';
+import type { Store } from './store';
+
+/** Options for a listening server. */
+export interface ServerOptions {
+  store: Store;
+  logger: Logger;
+  host: string;
+  port: number;
+  /** How long to wait for in-flight requests on shutdown before closing their connections. */
+  shutdownTimeoutMs: number;
+}
+
+/** A listening server and the way to stop it. */
+export interface RunningServer {
+  readonly url: string;
+  /** Stops accepting, finishes in-flight requests, then closes the store. */
+  close(): Promise<void>;
+}
+
+/** Starts the HTTP server. Only this module listens; the CLI wires signals to `close`. */
+export async function startServer(options: ServerOptions): Promise<RunningServer> {
+  const { store, logger } = options;
+  const app = await createApp({ store, logger });
+  const server = http.createServer(app);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { address, port } = server.address() as AddressInfo;
+  const url = `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const timer = setTimeout(() => {
+        logger.warn({ timeoutMs: options.shutdownTimeoutMs }, 'shutdown timeout reached; closing open connections');
+        server.closeAllConnections();
+      }, options.shutdownTimeoutMs);
+      timer.unref();
+      await drained;
+      clearTimeout(timer);
+      await store.close();
+    })();
+    return closing;
+  };
+
+  return { url, close };
+}
+
+/** Closes the server on SIGTERM or SIGINT, then exits 0 (1 if closing failed). */
+export function closeOnSignals(server: RunningServer, logger: Logger): void {
+  const onSignal = (signal: NodeJS.Signals): void => {
+    logger.info({ signal }, 'shutting down');
+    server.close().then(
+      () => {
+        logger.info('stopped');
+        logger.flush();
+        process.exit(0);
+      },
+      (err: unknown) => {
+        logger.fatal({ err }, 'shutdown failed');
+        logger.flush();
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+}

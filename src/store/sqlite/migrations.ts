@@ -1,0 +1,68 @@
+import type Database from 'better-sqlite3';
+
+/** One schema change; versions are applied in order, each in its own transaction, exactly once. */
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+const SAFE = '9007199254740991';
+
+/** The SQLite schema history. Append only: never edit a migration that has shipped. */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'orders and api keys',
+    sql: `
+      CREATE TABLE orders (
+        id           INTEGER PRIMARY KEY CHECK (id BETWEEN -${SAFE} AND ${SAFE}),
+        pet_id       INTEGER NOT NULL CHECK (pet_id BETWEEN -${SAFE} AND ${SAFE}),
+        quantity     INTEGER NOT NULL CHECK (quantity BETWEEN 1 AND ${SAFE}),
+        ship_date    TEXT    NOT NULL,
+        complete     INTEGER NOT NULL CHECK (complete IN (0, 1)),
+        status       TEXT    NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'shipped', 'cancelled')),
+        created_at   TEXT    NOT NULL,
+        shipped_at   TEXT,
+        cancelled_at TEXT,
+        CHECK ((status = 'cancelled') = (cancelled_at IS NOT NULL)),
+        CHECK ((status = 'shipped') = (shipped_at IS NOT NULL))
+      ) STRICT;
+      CREATE INDEX orders_pet_id ON orders (pet_id) WHERE status <> 'cancelled';
+
+      CREATE TABLE api_keys (
+        id         INTEGER PRIMARY KEY,
+        name       TEXT NOT NULL UNIQUE,
+        key_hash   TEXT NOT NULL UNIQUE,
+        created_at TEXT NOT NULL,
+        revoked_at TEXT
+      ) STRICT;
+    `,
+  },
+];
+
+/**
+ * Applies every migration newer than the database's, all in one immediate transaction so that
+ * two processes starting at once cannot race, and refuses a database from a newer release.
+ */
+export function migrate(db: Database.Database, migrations: readonly Migration[] = MIGRATIONS): void {
+  db.transaction(() => {
+    db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version    INTEGER PRIMARY KEY,
+      name       TEXT NOT NULL,
+      applied_at TEXT NOT NULL
+    ) STRICT`);
+    const row = db.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number | null };
+    const current = row.v ?? 0;
+    const latest = migrations.at(-1)?.version ?? 0;
+    if (current > latest) {
+      throw new Error(`database schema version ${current} is newer than this release knows (${latest})`);
+    }
+    const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
+    for (const migration of migrations) {
+      if (migration.version <= current) continue;
+      db.exec(migration.sql);
+      record.run(migration.version, migration.name, new Date().toISOString());
+    }
+  }).immediate();
+}

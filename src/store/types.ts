@@ -1,0 +1,66 @@
+import type { Order } from '../contract/types';
+
+/** The internal order status; v1's Order does not expose it. */
+export type OrderStatus = 'pending' | 'shipped' | 'cancelled';
+
+/** One record of an import file, already validated against the spec's Order schema. */
+export interface ImportRecord extends Omit<Order, 'id'> {
+  id?: number;
+  status?: Exclude<OrderStatus, 'cancelled'>;
+}
+
+/** What happened to a cancel request. */
+export type CancelOutcome = 'cancelled' | 'shipped' | 'not_found';
+
+/** What happened to a ship request. */
+export type ShipOutcome = 'shipped' | 'already_shipped' | 'cancelled' | 'not_found';
+
+/** An API key as operators see it: never the key itself. */
+export interface KeyInfo {
+  name: string;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+/** The one repository interface every store implements. SQL lives only behind it. */
+export interface Store {
+  /** Every order that has not been cancelled, ordered by id. */
+  listOrders(): Promise<Order[]>;
+  /** Atomically moves a pending order to cancelled. */
+  cancelOrder(id: number): Promise<CancelOutcome>;
+  /** Atomically moves a pending order to shipped. */
+  shipOrder(id: number): Promise<ShipOutcome>;
+  /** Inserts every record in one transaction, or none; returns how many were inserted. */
+  importOrders(records: readonly ImportRecord[]): Promise<number>;
+  /** Whether an order that has not been cancelled refers to this pet. */
+  petExists(petId: number): Promise<boolean>;
+  /** Stores a new key's hash under a unique name; throws DuplicateKeyNameError when the name is taken. */
+  createKey(name: string, keyHash: string): Promise<void>;
+  /** Every key, oldest first. */
+  listKeys(): Promise<KeyInfo[]>;
+  /** Revokes the named key; false when no active key has that name. */
+  revokeKey(name: string): Promise<boolean>;
+  /** The name of the active key with this hash, or null. */
+  findActiveKey(keyHash: string): Promise<string | null>;
+  /** Resolves when the store answers a trivial query. */
+  ping(): Promise<void>;
+  /** Releases the store; further calls fail. */
+  close(): Promise<void>;
+}
+
+/** A key name that is already used. */
+export class DuplicateKeyNameError extends Error {
+  override name = 'DuplicateKeyNameError';
+}
+
+/** An import record that the store refused; `index` is its position in the file. */
+export class ImportConflictError extends Error {
+  override name = 'ImportConflictError';
+  constructor(
+    readonly index: number,
+    readonly field: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
