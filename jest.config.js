@@ -4,7 +4,9 @@ module.exports = {
   roots: ['<rootDir>/tests'],
   testMatch: ['**/*.test.ts'],
   transform: {
-    '^.+\\.ts$': ['ts-jest', { isolatedModules: true }],
+    // TypeScript, and the one ESM-only dependency (openapi-backend's ref parser), compiled to CommonJS.
+    '^.+\\.[tj]s$': ['ts-jest', { tsconfig: { allowJs: true } }],
   },
+  transformIgnorePatterns: ['/node_modules/(?!@apidevtools/json-schema-ref-parser/)'],
   testTimeout: 30000,
 };

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { types } from 'node:util';
 import Database from 'better-sqlite3';
 import type { Order } from '../../contract/types';
 import { StoreUnavailableError } from '../../errors';
@@ -214,7 +215,8 @@ function guard<T>(operation: () => T): T {
     if (err instanceof Database.SqliteError && UNAVAILABLE.test(err.code)) {
       throw new StoreUnavailableError(`${err.code}: ${err.message}`, { cause: err });
     }
-    if (err instanceof TypeError && /database connection is not open/.test(err.message)) {
+    // better-sqlite3 throws a TypeError once closed; checked by shape, since it may come from another realm.
+    if (types.isNativeError(err) && /database connection is not open/.test(err.message)) {
       throw new StoreUnavailableError('the database is closed', { cause: err });
     }
     throw err;

@@ -1,0 +1,38 @@
+import OpenAPIBackend from 'openapi-backend';
+import { cloneDocument, loadDocument } from '../../src/contract/document';
+import type { OperationId } from '../../src/contract/types';
+import { createContractAjv, customizeAjv } from '../../src/contract/validation';
+
+const document = loadDocument();
+const api = new OpenAPIBackend({ definition: cloneDocument(document), apiRoot: '/v1', customizeAjv });
+const ready = api.init();
+const validateErrorBody = createContractAjv(document).compile(document.components?.schemas?.Error as object);
+
+interface HttpResponse {
+  status: number;
+  body: unknown;
+  headers: Record<string, unknown>;
+}
+
+/**
+ * Asserts that a response is what the spec allows: a declared status for the operation,
+ * a body valid against its schema, and for errors an Error whose `status` equals the HTTP status.
+ */
+export async function expectConforms(res: HttpResponse, operationId?: OperationId): Promise<void> {
+  await ready;
+  if (res.status >= 400) {
+    expect(res.headers['content-type']).toBe('application/json');
+    expect(validateErrorBody(res.body)).toBe(true);
+    expect((res.body as { status: number }).status).toBe(res.status);
+  }
+  if (operationId === undefined) return;
+  const operation = api.getOperation(operationId);
+  expect(operation?.responses).toHaveProperty(String(res.status));
+  if (res.status === 204) {
+    expect(res.body).toEqual({});
+    expect(res.headers['content-length']).toBeUndefined();
+    return;
+  }
+  const result = api.validateResponse(res.body, operationId, res.status);
+  expect(result.errors).toBeNull();
+}
