@@ -1,0 +1,60 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+
+/** The built bin, run with plain node, as operators run it. */
+export const BIN = path.join(__dirname, '..', '..', 'dist', 'src', 'cli', 'main.js');
+
+/** The environment of a CLI run: nothing inherited that could pick another database. */
+export function cliEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const { PETSTORE_DB: _db, PETSTORE_DATABASE_URL: _url, NODE_ENV: _env, ...rest } = process.env;
+  return { ...rest, LOG_LEVEL: 'warn', ...extra };
+}
+
+/** Runs one CLI command to completion. */
+export function cli(
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; input?: string } = {},
+): { status: number | null; stdout: string; stderr: string } {
+  const result = spawnSync(process.execPath, [BIN, ...args], {
+    env: cliEnv(options.env),
+    input: options.input ?? '',
+    encoding: 'utf8',
+    timeout: 20000,
+  });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** A `serve` process, its URL once it listens, and everything it printed. */
+export interface Served {
+  child: ChildProcess;
+  url: string;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+/** Starts `serve` on an ephemeral port, with `--db` and extra serve flags, and waits until it listens. */
+export async function serve(db: string, flags: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<Served> {
+  const child = spawn(process.execPath, [BIN, '--db', db, 'serve', '--port', '0', ...flags], {
+    env: cliEnv({ LOG_LEVEL: 'info', ...env }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve did not start: ${err}`)), 15000);
+    const check = (): void => {
+      const match = /"url":"(http:\/\/[^"]+)"/.exec(err);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    };
+    child.stderr!.on('data', check);
+    child.on('exit', () => reject(new Error(`serve exited: ${err}`)));
+  });
+  return { child, url, stdout: () => out, stderr: () => err, exited };
+}
