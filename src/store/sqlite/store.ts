@@ -200,8 +200,17 @@ class SqliteStore implements Store {
   }
 }
 
+/**
+ * Recognises a SqliteError by shape: the native addon keeps the error class of the first copy of
+ * better-sqlite3 loaded in the process, so `instanceof` fails wherever modules are loaded twice.
+ */
+function sqliteCode(err: unknown): string | undefined {
+  const { name, code } = (err ?? {}) as { name?: unknown; code?: unknown };
+  return name === 'SqliteError' && typeof code === 'string' ? code : undefined;
+}
+
 function isSqliteError(err: unknown, code: string): boolean {
-  return err instanceof Database.SqliteError && err.code === code;
+  return sqliteCode(err) === code;
 }
 
 /** SQLite result codes that mean "the store cannot serve right now", not "this request is wrong". */
@@ -212,8 +221,9 @@ function guard<T>(operation: () => T): T {
   try {
     return operation();
   } catch (err) {
-    if (err instanceof Database.SqliteError && UNAVAILABLE.test(err.code)) {
-      throw new StoreUnavailableError(`${err.code}: ${err.message}`, { cause: err });
+    const code = sqliteCode(err);
+    if (code !== undefined && UNAVAILABLE.test(code)) {
+      throw new StoreUnavailableError(`${code}: ${(err as Error).message}`, { cause: err });
     }
     // better-sqlite3 throws a TypeError once closed; checked by shape, since it may come from another realm.
     if (types.isNativeError(err) && /database connection is not open/.test(err.message)) {
