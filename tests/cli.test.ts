@@ -185,6 +185,26 @@ describe('serve', () => {
     expect(rowsOf(db)[0]!.status).toBe('cancelled');
   });
 
+  test('every cancel answered 204 survives a SIGKILL of the server', async () => {
+    const key = cli(['--db', db, 'keys', 'create', '--name', 'ci']).stdout.trim();
+    const ids = Array.from({ length: 20 }, (_, i) => i + 1);
+    cli(['--db', db, 'orders', 'import', '-'], { input: JSON.stringify(ids.map((id) => ({ ...good, id }))) });
+    const server = await serve(db);
+
+    const statuses = await Promise.all(
+      ids.map((id) =>
+        fetch(`${server.url}/v1/store/orders/${id}`, { method: 'DELETE', headers: { Authorization: `Bearer ${key}` } }).then(
+          (res) => res.status,
+        ),
+      ),
+    );
+    server.child.kill('SIGKILL');
+    await server.exited;
+
+    expect(statuses).toEqual(ids.map(() => 204));
+    expect(rowsOf(db).map((r) => r.status)).toEqual(ids.map(() => 'cancelled'));
+  });
+
   test('a request in flight when SIGINT arrives still completes', async () => {
     const key = cli(['--db', db, 'keys', 'create', '--name', 'ci']).stdout.trim();
     const server = await serve(db);

@@ -102,17 +102,19 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
       failure(c, request, new Error(`no handler is registered for ${c.operation?.operationId}`)),
 
     postResponseHandler: (c: Context, request: RoutedRequest, res: ServerResponse) => {
-      let reply = c.response as Reply;
+      const deprecation = deprecations.get(c.operation?.operationId ?? '');
+      const withDeprecation = (reply: Reply): Reply =>
+        deprecation ? { ...reply, headers: { ...reply.headers, ...deprecation } } : reply;
+      const reply = withDeprecation(c.response as Reply);
       const problem = contractProblem(api, validateError, c.operation, reply);
       if (problem) {
         logger.error(
           { requestId: request.requestId, operationId: c.operation?.operationId, status: reply.status, problem },
           'response violates the contract; sending 500 instead',
         );
-        reply = errorReply(new ApiError('internal_error'));
+        sendReply(res, withDeprecation(errorReply(new ApiError('internal_error'))));
+        return;
       }
-      const deprecation = deprecations.get(c.operation?.operationId ?? '');
-      if (deprecation) reply = { ...reply, headers: { ...reply.headers, ...deprecation } };
       sendReply(res, reply);
     },
   });

@@ -50,15 +50,20 @@ export function openSqliteStore(file: string, options: SqliteStoreOptions = {}):
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const db = new Database(file, { timeout: options.busyTimeoutMs ?? 5000 });
   try {
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = FULL');
-    db.pragma('foreign_keys = ON');
+    configureConnection(db);
     migrate(db);
   } catch (err) {
     db.close();
     throw err;
   }
   return new SqliteStore(db);
+}
+
+/** The per-connection settings every store connection runs with. */
+export function configureConnection(db: Database.Database): void {
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.pragma('foreign_keys = ON');
 }
 
 const now = (): string => new Date().toISOString();

@@ -1,0 +1,73 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { MIGRATIONS, migrate } from '../src/store/sqlite/migrations';
+import { openSqliteStore } from '../src/store';
+import { configureConnection } from '../src/store/sqlite/store';
+import { order, tempDir } from './helpers/store';
+
+const tmp = tempDir();
+afterAll(tmp.cleanup);
+
+let n = 0;
+function file(): string {
+  const dir = path.join(tmp.dir, `s-${++n}`);
+  fs.mkdirSync(dir);
+  return path.join(dir, 'orders.db');
+}
+
+test('a new database is created in WAL mode with synchronous=FULL, and every migration recorded once', async () => {
+  const db = file();
+  await openSqliteStore(db).close();
+  await openSqliteStore(db).close();
+
+  const raw = new Database(db, { readonly: true });
+  const journal = raw.pragma('journal_mode', { simple: true });
+  const versions = raw.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all();
+  raw.close();
+
+  expect(journal).toBe('wal');
+  expect(versions).toEqual(MIGRATIONS.map((m) => m.version));
+});
+
+test('every store connection runs with synchronous=FULL, so a commit is fsynced before it is acknowledged', () => {
+  const db = new Database(file());
+
+  configureConnection(db);
+  const level = db.pragma('synchronous', { simple: true });
+  db.close();
+
+  expect(level).toBe(2);
+});
+
+test('a database from a newer release is refused rather than misread', () => {
+  const db = file();
+  void openSqliteStore(db).close();
+  const raw = new Database(db);
+  raw.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 'now')").run();
+  raw.close();
+
+  expect(() => openSqliteStore(db)).toThrow('database schema version 999 is newer than this release knows');
+});
+
+test('a failing migration leaves the database at its previous version', () => {
+  const raw = new Database(file());
+  const broken = [...MIGRATIONS, { version: MIGRATIONS.length + 1, name: 'broken', sql: 'CREATE TABLE x (a); SELEC oops' }];
+
+  expect(() => migrate(raw, broken)).toThrow();
+  const tables = raw.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('orders', 'x')").pluck().all();
+  raw.close();
+  expect(tables).toEqual([]);
+});
+
+test.each([
+  ['an id beyond the safe range', { id: 2 ** 53 }],
+  ['a quantity of zero', { quantity: 0 }],
+  ['a fractional quantity', { quantity: 1.5 }],
+])('the schema itself refuses %s, whatever the caller validated', async (_case, bad) => {
+  const store = openSqliteStore(file());
+
+  await expect(store.importOrders([order(bad)])).rejects.toThrow();
+  expect(await store.listOrders()).toEqual([]);
+  await store.close();
+});
