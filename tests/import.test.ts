@@ -76,3 +76,12 @@ test('a record whose id is already in the store fails the whole import', async (
   await expect(attempt).rejects.toThrow('record 1: id 7 is already taken by an existing order');
   expect(rowsOf(file).map((r) => r.id)).toEqual([7]);
 });
+
+test('a record without an id fails clearly when the largest id is already taken', async () => {
+  const text = JSON.stringify([{ ...good, id: 9007199254740991 }, good]);
+
+  const attempt = importOrders(store, validate, text);
+
+  await expect(attempt).rejects.toThrow('record 1: id cannot be assigned: the largest id is taken; give this record an id');
+  expect(rowsOf(file)).toEqual([]);
+});

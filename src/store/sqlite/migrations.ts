@@ -16,17 +16,18 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'orders and api keys',
     sql: `
       CREATE TABLE orders (
-        id           INTEGER PRIMARY KEY CHECK (id BETWEEN -${SAFE} AND ${SAFE}),
-        pet_id       INTEGER NOT NULL CHECK (pet_id BETWEEN -${SAFE} AND ${SAFE}),
-        quantity     INTEGER NOT NULL CHECK (quantity BETWEEN 1 AND ${SAFE}),
+        id           INTEGER PRIMARY KEY CONSTRAINT order_id_safe CHECK (id BETWEEN -${SAFE} AND ${SAFE}),
+        pet_id       INTEGER NOT NULL CONSTRAINT order_pet_id_safe CHECK (pet_id BETWEEN -${SAFE} AND ${SAFE}),
+        quantity     INTEGER NOT NULL CONSTRAINT order_quantity_range CHECK (quantity BETWEEN 1 AND ${SAFE}),
         ship_date    TEXT    NOT NULL,
-        complete     INTEGER NOT NULL CHECK (complete IN (0, 1)),
-        status       TEXT    NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'shipped', 'cancelled')),
+        complete     INTEGER NOT NULL CONSTRAINT order_complete_boolean CHECK (complete IN (0, 1)),
+        status       TEXT    NOT NULL DEFAULT 'pending'
+                             CONSTRAINT order_status_known CHECK (status IN ('pending', 'shipped', 'cancelled')),
         created_at   TEXT    NOT NULL,
         shipped_at   TEXT,
         cancelled_at TEXT,
-        CHECK ((status = 'cancelled') = (cancelled_at IS NOT NULL)),
-        CHECK ((status = 'shipped') = (shipped_at IS NOT NULL))
+        CONSTRAINT order_cancelled_at CHECK ((status = 'cancelled') = (cancelled_at IS NOT NULL)),
+        CONSTRAINT order_shipped_at CHECK ((status = 'shipped') = (shipped_at IS NOT NULL))
       ) STRICT;
       CREATE INDEX orders_pet_id ON orders (pet_id) WHERE status <> 'cancelled';
 

@@ -155,7 +155,7 @@ class SqliteStore implements Store {
               if (isSqliteError(err, 'SQLITE_CONSTRAINT_PRIMARYKEY')) {
                 throw new ImportConflictError(index, 'id', `id ${record.id} is already taken by an existing order`);
               }
-              if (record.id === undefined && isSqliteError(err, 'SQLITE_CONSTRAINT_CHECK')) {
+              if (record.id === undefined && isSqliteError(err, 'SQLITE_CONSTRAINT_CHECK') && /order_id_safe/.test(String(err))) {
                 throw new ImportConflictError(index, 'id', 'id cannot be assigned: the largest id is taken; give this record an id');
               }
               throw err;
