@@ -15,6 +15,14 @@ export interface paths {
          * List every order
          * @description Returns every order in the store that has not been cancelled, ordered by `id`,
          *     in one response. There is no paging and no filtering in v1; both are planned for v2.
+         *
+         *     The list is a consistent snapshot, streamed as it is read, so its first bytes arrive
+         *     at once however long it is. If the connection closes before the closing `]`, the list
+         *     is incomplete: a client must treat a body that is not valid JSON as a failure.
+         *
+         *     The response carries an `ETag` that changes whenever the list changes. Send it back in
+         *     `If-None-Match` to get `304 Not Modified`, with no body, while nothing has changed.
+         *     Large lists are compressed (`br` or `gzip`) when `Accept-Encoding` allows it.
          */
         get: operations["listOrders"];
         put?: never;
@@ -104,7 +112,7 @@ export interface components {
             quantity: number;
             /**
              * Format: date-time
-             * @description Expected or actual ship date, an RFC 3339 date-time with a time zone.
+             * @description Expected or actual ship date, an RFC 3339 date-time with a time zone, returned exactly as it was stored.
              * @example 2026-12-01T09:30:00Z
              */
             shipDate: string;
@@ -222,6 +230,11 @@ export interface components {
     requestBodies: never;
     headers: {
         /**
+         * @description A weak validator of the order list. It changes whenever an order is imported, cancelled or shipped.
+         * @example W/"3f2a9c0e1b7d4a65-42"
+         */
+        ETag: string;
+        /**
          * @description When the operation was deprecated, as `@` followed by Unix seconds (RFC 9745).
          * @example @1761955200
          */
@@ -249,7 +262,13 @@ export interface operations {
     listOrders: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description An `ETag` from an earlier response (or several, comma-separated, or `*`). If it still matches, the answer is `304` with no body.
+                 * @example W/"3f2a9c0e1b7d4a65-42"
+                 */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -258,11 +277,20 @@ export interface operations {
             /** @description Every order that has not been cancelled, ordered by id. The array is empty when there are none. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Order"][];
                 };
+            };
+            /** @description The list has not changed since the response whose `ETag` was sent in `If-None-Match`. There is no body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];

@@ -19,6 +19,8 @@ export interface AppDeps {
   document?: OpenAPIV3.Document;
   /** Replaces individual operation handlers, for tests that need a misbehaving one. */
   handlers?: Partial<OperationHandlers>;
+  /** Orders per chunk of the streamed list (default 1000). */
+  listChunkItems?: number;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -32,6 +34,7 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
     store: deps.store,
     logger,
     handlers: { ...createHandlers(deps.store), ...deps.handlers },
+    chunkItems: deps.listChunkItems ?? 1000,
   });
   const served = Buffer.from(JSON.stringify(document), 'utf8');
   const changelog = fs.readFileSync(path.join(path.dirname(SPEC_PATH), '..', 'CHANGELOG.md'));

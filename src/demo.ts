@@ -16,7 +16,7 @@ export const DEMO_ORDERS: readonly ImportRecord[] = [
  */
 export async function seedDemo(store: Store): Promise<string | null> {
   if ((await store.listKeys()).length > 0) return null;
-  if ((await store.listOrders()).length === 0) await store.importOrders(DEMO_ORDERS);
+  if (!(await store.hasOrders())) await store.importOrders(DEMO_ORDERS);
   const key = generateKey();
   await store.createKey('demo', hashKey(key));
   return key;

@@ -77,11 +77,34 @@ test('a record whose id is already in the store fails the whole import', async (
   expect(rowsOf(file).map((r) => r.id)).toEqual([7]);
 });
 
-test('a record without an id fails clearly when the largest id is already taken', async () => {
-  const text = JSON.stringify([{ ...good, id: 9007199254740991 }, good]);
+test('a record without an id fails clearly when no larger id is free, naming the first such record', async () => {
+  const text = JSON.stringify([{ ...good, id: 9007199254740990 }, good, good]);
 
   const attempt = importOrders(store, validate, text);
 
-  await expect(attempt).rejects.toThrow('record 1: id cannot be assigned: the largest id is taken; give this record an id');
+  await expect(attempt).rejects.toThrow('record 2: id cannot be assigned: no larger id is free; give this record an id');
   expect(rowsOf(file)).toEqual([]);
+});
+
+test('records without an id get the ids after the largest one, in file order, never one the file uses', async () => {
+  await importOrders(store, validate, JSON.stringify([{ ...good, id: 3 }]));
+
+  await importOrders(store, validate, JSON.stringify([good, { ...good, id: 10 }, good]));
+
+  expect(rowsOf(file).map((r) => r.id)).toEqual([3, 10, 11, 12]);
+});
+
+test('a stream that breaks off mid-record fails the import and writes nothing', async () => {
+  const text = JSON.stringify([{ ...good, id: 1 }, { ...good, id: 2 }]).slice(0, -20);
+
+  await expect(importOrders(store, validate, text)).rejects.toThrow('the file is not valid JSON');
+  expect(rowsOf(file)).toEqual([]);
+});
+
+test('progress is reported after every record', async () => {
+  const seen: number[] = [];
+
+  await importOrders(store, validate, JSON.stringify([good, good, good]), (n) => seen.push(n));
+
+  expect(seen).toEqual([1, 2, 3]);
 });

@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import { MIGRATIONS, migrate } from '../src/store/sqlite/migrations';
 import { openSqliteStore } from '../src/store';
 import { configureConnection } from '../src/store/sqlite/store';
-import { order, tempDir } from './helpers/store';
+import { listAll, order, tempDir } from './helpers/store';
 
 const tmp = tempDir();
 afterAll(tmp.cleanup);
@@ -69,6 +69,6 @@ test.each([
 
   // Matched by shape: the addon's error class may belong to another test file's module registry.
   await expect(store.importOrders([order(bad)])).rejects.toMatchObject({ name: 'SqliteError', code });
-  expect(await store.listOrders()).toEqual([]);
+  expect(await listAll(store)).toEqual([]);
   await store.close();
 });

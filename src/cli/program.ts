@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import type { Readable } from 'node:stream';
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigError, loadConfig, type Config } from '../config';
 import { loadDocument } from '../contract/document';
@@ -10,12 +11,14 @@ import { ImportError, compileImportValidator, importOrders } from '../orders';
 import { closeOnSignals, startServer } from '../server';
 import { DuplicateKeyNameError, openStore, type Store } from '../store';
 
-/** Where the CLI writes; injected so that tests can capture it. */
+/** Where the CLI reads and writes; injected so that tests can capture it. */
 export interface CliIO {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
-  stdin: () => Promise<string>;
+  stdin: () => Readable;
   env: NodeJS.ProcessEnv;
+  /** A progress display for a long import, when there is a terminal to show it on. */
+  progress?: (input: ImportInput) => { update: (records: number) => void; stop: () => void };
 }
 
 /** A failure the operator caused; printed as one line, exit status 1. */
@@ -91,15 +94,18 @@ export function buildProgram(io: CliIO): Command {
   const orders = program.command('orders').description('manage orders');
   orders
     .command('import')
-    .description('import a JSON array of orders, all or nothing')
+    .description('import a JSON array of orders, all or nothing, in bounded memory')
     .argument('<file>', 'the file to read, or - for stdin')
     .action(async (file: string) => {
-      const text = file === '-' ? await io.stdin() : readFile(file);
+      const input = file === '-' ? { stream: io.stdin(), totalBytes: undefined } : await openFile(file);
       const validate = compileImportValidator(loadDocument());
+      const progress = io.progress?.(input);
       try {
-        const count = await withStore(config(), (store) => importOrders(store, validate, text));
+        const count = await withStore(config(), (store) => importOrders(store, validate, input.stream, progress?.update));
+        progress?.stop();
         io.stdout(`imported ${count} order${count === 1 ? '' : 's'}\n`);
       } catch (err) {
+        progress?.stop();
         if (err instanceof ImportError) throw new CliError(`${err.message}; nothing was imported`);
         throw err;
       }
@@ -155,9 +161,21 @@ async function withStore<T>(config: Config, use: (store: Store) => Promise<T>): 
   }
 }
 
-function readFile(file: string): string {
+/** An import's input, with its size when it is a file. */
+export interface ImportInput {
+  stream: Readable;
+  totalBytes: number | undefined;
+}
+
+async function openFile(file: string): Promise<ImportInput> {
   try {
-    return fs.readFileSync(file, 'utf8');
+    const handle = await fs.promises.open(file, 'r');
+    const stat = await handle.stat();
+    if (stat.isDirectory()) {
+      await handle.close();
+      throw Object.assign(new Error('is a directory'), { code: 'EISDIR' });
+    }
+    return { stream: handle.createReadStream(), totalBytes: stat.size };
   } catch (err) {
     throw new CliError(`FILE: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }

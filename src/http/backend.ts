@@ -12,7 +12,10 @@ import { hashKey, parseBearer } from '../keys';
 import type { Logger } from '../logger';
 import type { Store } from '../store';
 import type { OperationHandlers } from './handlers';
+import { negotiateCoding } from './encoding';
 import { sendReply, type Reply } from './reply';
+import { compileArraySerializers } from './serializers';
+import { sendJsonArray } from './stream';
 
 const METHODS = ['get', 'head', 'post', 'put', 'patch', 'delete', 'options', 'trace'] as const;
 const REALM = 'Bearer realm="petstore-orders"';
@@ -23,6 +26,8 @@ export interface BackendOptions {
   store: Store;
   logger: Logger;
   handlers: OperationHandlers;
+  /** Items per chunk of a streamed array. */
+  chunkItems: number;
 }
 
 /** The request as the dispatcher sees it: method and raw path, percent-encoding intact. */
@@ -44,7 +49,7 @@ type SecurityResult = { keyName: string } | { error: 'missing' | 'invalid' | Err
  * validation, and a postResponseHandler that checks every reply against the spec before sending it.
  */
 export async function createDispatcher(options: BackendOptions): Promise<Dispatch> {
-  const { document, store, logger, handlers } = options;
+  const { document, store, logger, handlers, chunkItems } = options;
   const deprecations = deprecationHeaders(document);
   const validateError = createContractAjv(document).compile(
     document.components?.schemas?.Error as object,
@@ -71,7 +76,11 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
       async (c: Context, request: RoutedRequest): Promise<Reply> => {
         try {
           const { keyName } = c.security?.bearerAuth as { keyName: string };
-          return await handlers[operationId]({ params: c.request.params as Record<string, string>, keyName });
+          return await handlers[operationId]({
+            params: c.request.params as Record<string, string>,
+            headers: request.headers,
+            keyName,
+          });
         } catch (err) {
           return failure(c, request, err);
         }
@@ -101,13 +110,18 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
     notImplemented: (c: Context, request: RoutedRequest) =>
       failure(c, request, new Error(`no handler is registered for ${c.operation?.operationId}`)),
 
-    postResponseHandler: (c: Context, request: RoutedRequest, res: ServerResponse) => {
+    postResponseHandler: async (c: Context, request: RoutedRequest, res: ServerResponse) => {
       const deprecation = deprecations.get(c.operation?.operationId ?? '');
       const withDeprecation = (reply: Reply): Reply =>
         deprecation ? { ...reply, headers: { ...reply.headers, ...deprecation } } : reply;
       const reply = withDeprecation(c.response as Reply);
-      const problem = contractProblem(api, validateError, c.operation, reply);
+      const serialize = reply.stream && serializers.get(`${c.operation?.operationId} ${reply.status}`);
+      const problem =
+        reply.stream && !serialize
+          ? `status ${reply.status} of ${c.operation?.operationId} is not a JSON array that can be streamed`
+          : contractProblem(api, validateError, c.operation, reply);
       if (problem) {
+        await reply.stream?.close();
         logger.error(
           { requestId: request.requestId, operationId: c.operation?.operationId, status: reply.status, problem },
           'response violates the contract; sending 500 instead',
@@ -115,7 +129,24 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
         sendReply(res, withDeprecation(errorReply(new ApiError('internal_error'))));
         return;
       }
-      sendReply(res, reply);
+      if (!reply.stream || !serialize) {
+        sendReply(res, reply);
+        return;
+      }
+      try {
+        await sendJsonArray(res, reply.stream, {
+          status: reply.status,
+          headers: reply.headers ?? {},
+          serialize,
+          chunkItems,
+          coding: negotiateCoding(request.headers),
+          head: request.method === 'HEAD',
+          onError: (err) =>
+            logger.error({ err, requestId: request.requestId, operationId: c.operation?.operationId }, 'stream failed; connection closed'),
+        });
+      } catch (err) {
+        sendReply(res, withDeprecation(failure(c, request, err)));
+      }
     },
   });
 
@@ -132,6 +163,7 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
 
   await api.init();
   assertEveryOperationHandled(api, handlers);
+  const serializers = compileArraySerializers(api.getOperations());
 
   return async (request, res) => {
     await api.handleRequest(
@@ -190,9 +222,16 @@ function contractProblem(
   if (!response.content) {
     return reply.body === undefined ? null : `status ${reply.status} of ${operation.operationId} declares no body`;
   }
+  // A streamed array is valid by construction: its serializer is compiled from this very schema
+  // and the store's typed, CHECK-constrained columns guarantee every value it is given.
+  if (reply.stream) return headersProblem(api, operation, reply);
   if (reply.body === undefined) return `status ${reply.status} of ${operation.operationId} requires a body`;
   const body = api.validateResponse(reply.body, operation, reply.status);
   if (body.errors) return `body invalid: ${body.errors.map((e) => describeAjvError(e, 'body')).join('; ')}`;
+  return headersProblem(api, operation, reply);
+}
+
+function headersProblem(api: OpenAPIBackend, operation: Operation, reply: Reply): string | null {
   const headers = api.validateResponseHeaders(reply.headers ?? {}, operation, { statusCode: reply.status });
   if (headers.errors) return `headers invalid: ${headers.errors.map((e) => describeAjvError(e)).join('; ')}`;
   return null;

@@ -2,12 +2,15 @@ import type { OperationId } from '../contract/types';
 import { ApiError } from '../errors';
 import { idProblem, parseId } from '../ids';
 import type { Store } from '../store';
+import { ifNoneMatchMatches } from './conditional';
 import type { SuccessReply } from './reply';
 
 /** What an operation handler gets: plain values, never express's req or res. */
 export interface HandlerContext {
   /** Raw path parameters, percent-decoded but not coerced. */
   readonly params: Readonly<Record<string, string | undefined>>;
+  /** Request headers, names in lower case. */
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
   /** The name of the API key that authenticated the request. */
   readonly keyName: string;
 }
@@ -21,7 +24,12 @@ export type OperationHandlers = { readonly [K in OperationId]: OperationHandler<
 /** The operation handlers, translating HTTP to store calls and back. */
 export function createHandlers(store: Store): OperationHandlers {
   return {
-    listOrders: async () => ({ status: 200, body: await store.listOrders() }),
+    listOrders: async ({ headers }) => {
+      const etag = await store.listEtag();
+      if (ifNoneMatchMatches(headers['if-none-match'], etag)) return { status: 304, headers: { ETag: etag } };
+      const snapshot = await store.snapshotOrders();
+      return { status: 200, stream: snapshot, headers: { ETag: snapshot.etag } };
+    },
 
     cancelOrder: async ({ params }) => {
       const id = idParam(params, 'orderId');

@@ -1,5 +1,8 @@
+import { Readable, pipeline } from 'node:stream';
 import type { ValidateFunction } from 'ajv';
 import type { OpenAPIV3 } from 'openapi-types';
+import { parser } from 'stream-json';
+import { streamArray } from 'stream-json/streamers/StreamArray';
 import { createContractAjv, describeAjvError } from '../contract/validation';
 import { ImportConflictError, type ImportRecord, type Store } from '../store';
 
@@ -31,42 +34,52 @@ export function compileImportValidator(document: OpenAPIV3.Document): ValidateFu
   return createContractAjv(document).compile<ImportRecord>(importRecordSchema(document));
 }
 
+/** Called after each record is validated, with how many have been read so far. */
+export type ImportProgress = (records: number) => void;
+
 /**
- * Parses and validates a whole import file (a JSON array of records), then inserts every record
- * in one transaction. Throws ImportError, having written nothing, on the first bad record.
+ * Imports a JSON array of orders from a stream: parsed, validated and staged one record at a time,
+ * so a file of any size is imported in bounded memory, then published in one transaction.
+ * Throws ImportError, having written nothing, at the first bad record.
  */
 export async function importOrders(
   store: Store,
   validate: ValidateFunction<ImportRecord>,
-  text: string,
+  input: Readable | string,
+  onProgress?: ImportProgress,
 ): Promise<number> {
-  let parsed: unknown;
+  const source = typeof input === 'string' ? Readable.from([input]) : input;
   try {
-    parsed = JSON.parse(text);
-  } catch (err) {
-    throw new ImportError(`the file is not valid JSON: ${(err as Error).message}`);
-  }
-  if (!Array.isArray(parsed)) throw new ImportError('the file must hold a JSON array of orders');
-  const records: ImportRecord[] = [];
-  const seen = new Map<number, number>();
-  parsed.forEach((record: unknown, index) => {
-    if (!validate(record)) {
-      const problems = (validate.errors ?? []).map((error) => describeAjvError(error));
-      throw new ImportError(`record ${index}: ${problems.join('; ')}`);
-    }
-    if (record.id !== undefined) {
-      const first = seen.get(record.id);
-      if (first !== undefined) {
-        throw new ImportError(`record ${index}: id ${record.id} repeats the id of record ${first}`);
-      }
-      seen.set(record.id, index);
-    }
-    records.push(record);
-  });
-  try {
-    return await store.importOrders(records);
+    return await store.importOrders(validatedRecords(source, validate, onProgress));
   } catch (err) {
     if (err instanceof ImportConflictError) throw new ImportError(`record ${err.index}: ${err.message}`);
     throw err;
+  }
+}
+
+async function* validatedRecords(
+  input: Readable,
+  validate: ValidateFunction<ImportRecord>,
+  onProgress: ImportProgress | undefined,
+): AsyncGenerator<ImportRecord> {
+  const records = pipeline(input, parser(), streamArray(), () => undefined);
+  let count = 0;
+  try {
+    for await (const { key, value } of records as AsyncIterable<{ key: number; value: unknown }>) {
+      if (!validate(value)) {
+        const problems = (validate.errors ?? []).map((error) => describeAjvError(error));
+        throw new ImportError(`record ${key}: ${problems.join('; ')}`);
+      }
+      yield value;
+      count += 1;
+      onProgress?.(count);
+    }
+  } catch (err) {
+    if (err instanceof ImportError) throw err;
+    const message = err instanceof Error ? err.message : String(err);
+    if (/should be an array/i.test(message)) throw new ImportError('the file must hold a JSON array of orders');
+    throw new ImportError(`the file is not valid JSON: ${message}`);
+  } finally {
+    records.destroy();
   }
 }

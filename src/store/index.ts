@@ -1,5 +1,7 @@
+export type { OrderSnapshot } from './types';
 export type { Store, ImportRecord, KeyInfo, CancelOutcome, ShipOutcome, OrderStatus } from './types';
 export { DuplicateKeyNameError, ImportConflictError } from './types';
-export { openSqliteStore, rowToOrder } from './sqlite/store';
+export { openSqliteStore } from './sqlite/store';
+export { rowToOrder } from './sqlite/rows';
 export type { SqliteStoreOptions } from './sqlite/store';
 export { openStore } from './open';

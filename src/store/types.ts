@@ -22,16 +22,37 @@ export interface KeyInfo {
   revokedAt: string | null;
 }
 
+/**
+ * A consistent, read-only snapshot of the order list (every order not cancelled, by id),
+ * read in chunks so that no caller ever holds the whole list. It must be closed.
+ */
+export interface OrderSnapshot {
+  /** The list's ETag at this snapshot. */
+  readonly etag: string;
+  /** Up to `max` more orders in id order; an empty array once the list is exhausted. */
+  read(max: number): Promise<Order[]>;
+  /** Releases the snapshot; safe to call more than once. */
+  close(): Promise<void>;
+}
+
 /** The one repository interface every store implements. SQL lives only behind it. */
 export interface Store {
-  /** Every order that has not been cancelled, ordered by id. */
-  listOrders(): Promise<Order[]>;
+  /** Opens a snapshot of the order list. */
+  snapshotOrders(): Promise<OrderSnapshot>;
+  /** The ETag the order list has now: it changes with every write that changes the list. */
+  listEtag(): Promise<string>;
+  /** Whether any order exists, cancelled or not. */
+  hasOrders(): Promise<boolean>;
   /** Atomically moves a pending order to cancelled. */
   cancelOrder(id: number): Promise<CancelOutcome>;
   /** Atomically moves a pending order to shipped. */
   shipOrder(id: number): Promise<ShipOutcome>;
-  /** Inserts every record in one transaction, or none; returns how many were inserted. */
-  importOrders(records: readonly ImportRecord[]): Promise<number>;
+  /**
+   * Inserts every record, or none if any record fails (the iterable may throw to abort).
+   * Records are consumed one at a time, so an import of any size runs in bounded memory.
+   * Returns how many were inserted.
+   */
+  importOrders(records: Iterable<ImportRecord> | AsyncIterable<ImportRecord>): Promise<number>;
   /** Whether an order that has not been cancelled refers to this pet. */
   petExists(petId: number): Promise<boolean>;
   /** Stores a new key's hash under a unique name; throws DuplicateKeyNameError when the name is taken. */

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { generateKey, hashKey } from '../../src/keys';
+import type { Order } from '../../src/contract/types';
 import { openSqliteStore, type ImportRecord, type Store } from '../../src/store';
 
 /** A temporary directory for one test file, removed by `cleanup`. */
@@ -40,4 +41,26 @@ export function rowsOf(file: string): Array<{ id: number; status: string; cancel
   } finally {
     db.close();
   }
+}
+
+/** Every order a snapshot of the store lists, read in small chunks. */
+export async function listAll(store: Store): Promise<Order[]> {
+  const snapshot = await store.snapshotOrders();
+  const all: Order[] = [];
+  try {
+    for (let chunk = await snapshot.read(7); chunk.length > 0; chunk = await snapshot.read(7)) all.push(...chunk);
+  } finally {
+    await snapshot.close();
+  }
+  return all;
+}
+
+/** The store with some methods replaced, for tests that inject a fault into a real store. */
+export function withOverrides(store: Store, overrides: Partial<Store>): Store {
+  return new Proxy(store, {
+    get(target, property: keyof Store) {
+      const value = overrides[property] ?? target[property];
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(overrides[property] ? overrides : target) : value;
+    },
+  });
 }

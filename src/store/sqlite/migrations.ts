@@ -19,7 +19,9 @@ export const MIGRATIONS: readonly Migration[] = [
         id           INTEGER PRIMARY KEY CONSTRAINT order_id_safe CHECK (id BETWEEN -${SAFE} AND ${SAFE}),
         pet_id       INTEGER NOT NULL CONSTRAINT order_pet_id_safe CHECK (pet_id BETWEEN -${SAFE} AND ${SAFE}),
         quantity     INTEGER NOT NULL CONSTRAINT order_quantity_range CHECK (quantity BETWEEN 1 AND ${SAFE}),
-        ship_date    TEXT    NOT NULL,
+        ship_date    TEXT    NOT NULL CONSTRAINT order_ship_date_shape CHECK (
+                               length(ship_date) BETWEEN 19 AND 64
+                               AND ship_date GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9][Tt ][0-9][0-9]:[0-9][0-9]:[0-9][0-9]*'),
         complete     INTEGER NOT NULL CONSTRAINT order_complete_boolean CHECK (complete IN (0, 1)),
         status       TEXT    NOT NULL DEFAULT 'pending'
                              CONSTRAINT order_status_known CHECK (status IN ('pending', 'shipped', 'cancelled')),
@@ -30,6 +32,15 @@ export const MIGRATIONS: readonly Migration[] = [
         CONSTRAINT order_shipped_at CHECK ((status = 'shipped') = (shipped_at IS NOT NULL))
       ) STRICT;
       CREATE INDEX orders_pet_id ON orders (pet_id) WHERE status <> 'cancelled';
+
+      -- One row: a random id for this database, and a counter bumped by every write that changes
+      -- what listOrders returns. Together they make the list's ETag.
+      CREATE TABLE store_meta (
+        one      INTEGER PRIMARY KEY CHECK (one = 1),
+        store_id TEXT    NOT NULL,
+        revision INTEGER NOT NULL
+      ) STRICT;
+      INSERT INTO store_meta (one, store_id, revision) VALUES (1, lower(hex(randomblob(8))), 0);
 
       CREATE TABLE api_keys (
         id         INTEGER PRIMARY KEY,

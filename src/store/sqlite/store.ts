@@ -1,20 +1,21 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { types } from 'node:util';
 import Database from 'better-sqlite3';
-import type { Order } from '../../contract/types';
-import { StoreUnavailableError } from '../../errors';
 import {
   DuplicateKeyNameError,
-  ImportConflictError,
   type CancelOutcome,
   type ImportRecord,
   type KeyInfo,
+  type OrderSnapshot,
   type OrderStatus,
   type ShipOutcome,
   type Store,
 } from '../types';
+import { guard, isSqliteError } from './errors';
+import { importThroughStaging } from './import';
 import { migrate } from './migrations';
+import { BUMP_REVISION_SQL, META_SQL, etagOf } from './rows';
+import { ReaderPool } from './snapshots';
 
 /** Options for the SQLite store. */
 export interface SqliteStoreOptions {
@@ -22,23 +23,11 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
 }
 
-interface OrderRow {
-  id: number;
-  pet_id: number;
-  quantity: number;
-  ship_date: string;
-  complete: number;
-}
-
-/** The one mapping from a stored row to the contract's Order. */
-export function rowToOrder(row: OrderRow): Order {
-  return {
-    id: row.id,
-    petId: row.pet_id,
-    quantity: row.quantity,
-    shipDate: row.ship_date,
-    complete: row.complete === 1,
-  };
+/** The per-connection settings every writer connection runs with. */
+export function configureConnection(db: Database.Database): void {
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.pragma('foreign_keys = ON');
 }
 
 /**
@@ -47,8 +36,9 @@ export function rowToOrder(row: OrderRow): Order {
  * on a disk that honours fsync, across a power cut.
  */
 export function openSqliteStore(file: string, options: SqliteStoreOptions = {}): Store {
+  const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  const db = new Database(file, { timeout: options.busyTimeoutMs ?? 5000 });
+  const db = new Database(file, { timeout: busyTimeoutMs });
   try {
     configureConnection(db);
     migrate(db);
@@ -56,14 +46,7 @@ export function openSqliteStore(file: string, options: SqliteStoreOptions = {}):
     db.close();
     throw err;
   }
-  return new SqliteStore(db);
-}
-
-/** The per-connection settings every store connection runs with. */
-export function configureConnection(db: Database.Database): void {
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = FULL');
-  db.pragma('foreign_keys = ON');
+  return new SqliteStore(db, new ReaderPool(file, busyTimeoutMs));
 }
 
 const now = (): string => new Date().toISOString();
@@ -71,24 +54,17 @@ const now = (): string => new Date().toISOString();
 class SqliteStore implements Store {
   private readonly statements;
 
-  constructor(private readonly db: Database.Database) {
+  constructor(
+    private readonly db: Database.Database,
+    private readonly readers: ReaderPool,
+  ) {
     this.statements = {
-      list: db.prepare<[], OrderRow>(
-        `SELECT id, pet_id, quantity, ship_date, complete FROM orders WHERE status <> 'cancelled' ORDER BY id`,
-      ),
+      meta: db.prepare<[], { store_id: string; revision: number }>(META_SQL),
+      bump: db.prepare(BUMP_REVISION_SQL),
+      anyOrder: db.prepare<[], { one: number }>('SELECT 1 AS one FROM orders LIMIT 1'),
       status: db.prepare<[number], { status: OrderStatus }>('SELECT status FROM orders WHERE id = ?'),
-      cancel: db.prepare(
-        `UPDATE orders SET status = 'cancelled', cancelled_at = ? WHERE id = ? AND status = 'pending'`,
-      ),
+      cancel: db.prepare(`UPDATE orders SET status = 'cancelled', cancelled_at = ? WHERE id = ? AND status = 'pending'`),
       ship: db.prepare(`UPDATE orders SET status = 'shipped', shipped_at = ? WHERE id = ? AND status = 'pending'`),
-      insertWithId: db.prepare(
-        `INSERT INTO orders (id, pet_id, quantity, ship_date, complete, status, created_at, shipped_at)
-         VALUES (@id, @petId, @quantity, @shipDate, @complete, @status, @createdAt, @shippedAt)`,
-      ),
-      insert: db.prepare(
-        `INSERT INTO orders (pet_id, quantity, ship_date, complete, status, created_at, shipped_at)
-         VALUES (@petId, @quantity, @shipDate, @complete, @status, @createdAt, @shippedAt)`,
-      ),
       petExists: db.prepare<[number], { one: number }>(
         `SELECT 1 AS one FROM orders WHERE pet_id = ? AND status <> 'cancelled' LIMIT 1`,
       ),
@@ -97,22 +73,31 @@ class SqliteStore implements Store {
         'SELECT name, created_at AS createdAt, revoked_at AS revokedAt FROM api_keys ORDER BY id',
       ),
       revokeKey: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL'),
-      findKey: db.prepare<[string], { name: string }>(
-        'SELECT name FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL',
-      ),
+      findKey: db.prepare<[string], { name: string }>('SELECT name FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL'),
       ping: db.prepare('SELECT 1'),
     };
   }
 
-  async listOrders(): Promise<Order[]> {
-    return guard(() => this.statements.list.all().map(rowToOrder));
+  async snapshotOrders(): Promise<OrderSnapshot> {
+    return this.readers.open();
+  }
+
+  async listEtag(): Promise<string> {
+    return guard(() => etagOf(this.statements.meta.get()!));
+  }
+
+  async hasOrders(): Promise<boolean> {
+    return guard(() => this.statements.anyOrder.get() !== undefined);
   }
 
   async cancelOrder(id: number): Promise<CancelOutcome> {
     return guard(() =>
       this.db
         .transaction((): CancelOutcome => {
-          if (this.statements.cancel.run(now(), id).changes === 1) return 'cancelled';
+          if (this.statements.cancel.run(now(), id).changes === 1) {
+            this.statements.bump.run();
+            return 'cancelled';
+          }
           return this.statements.status.get(id)?.status === 'shipped' ? 'shipped' : 'not_found';
         })
         .immediate(),
@@ -123,7 +108,10 @@ class SqliteStore implements Store {
     return guard(() =>
       this.db
         .transaction((): ShipOutcome => {
-          if (this.statements.ship.run(now(), id).changes === 1) return 'shipped';
+          if (this.statements.ship.run(now(), id).changes === 1) {
+            this.statements.bump.run();
+            return 'shipped';
+          }
           const status = this.statements.status.get(id)?.status;
           if (status === 'shipped') return 'already_shipped';
           return status === 'cancelled' ? 'cancelled' : 'not_found';
@@ -132,39 +120,8 @@ class SqliteStore implements Store {
     );
   }
 
-  async importOrders(records: readonly ImportRecord[]): Promise<number> {
-    return guard(() =>
-      this.db
-        .transaction(() => {
-          const createdAt = now();
-          records.forEach((record, index) => {
-            const status = record.status ?? 'pending';
-            const row = {
-              id: record.id,
-              petId: record.petId,
-              quantity: record.quantity,
-              shipDate: record.shipDate,
-              complete: record.complete ? 1 : 0,
-              status,
-              createdAt,
-              shippedAt: status === 'shipped' ? createdAt : null,
-            };
-            try {
-              (record.id === undefined ? this.statements.insert : this.statements.insertWithId).run(row);
-            } catch (err) {
-              if (isSqliteError(err, 'SQLITE_CONSTRAINT_PRIMARYKEY')) {
-                throw new ImportConflictError(index, 'id', `id ${record.id} is already taken by an existing order`);
-              }
-              if (record.id === undefined && isSqliteError(err, 'SQLITE_CONSTRAINT_CHECK') && /order_id_safe/.test(String(err))) {
-                throw new ImportConflictError(index, 'id', 'id cannot be assigned: the largest id is taken; give this record an id');
-              }
-              throw err;
-            }
-          });
-          return records.length;
-        })
-        .immediate(),
-    );
+  async importOrders(records: Iterable<ImportRecord> | AsyncIterable<ImportRecord>): Promise<number> {
+    return importThroughStaging(this.db, records, now());
   }
 
   async petExists(petId: number): Promise<boolean> {
@@ -201,39 +158,7 @@ class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
+    this.readers.close();
     if (this.db.open) this.db.close();
-  }
-}
-
-/**
- * Recognises a SqliteError by shape: the native addon keeps the error class of the first copy of
- * better-sqlite3 loaded in the process, so `instanceof` fails wherever modules are loaded twice.
- */
-function sqliteCode(err: unknown): string | undefined {
-  const { name, code } = (err ?? {}) as { name?: unknown; code?: unknown };
-  return name === 'SqliteError' && typeof code === 'string' ? code : undefined;
-}
-
-function isSqliteError(err: unknown, code: string): boolean {
-  return sqliteCode(err) === code;
-}
-
-/** SQLite result codes that mean "the store cannot serve right now", not "this request is wrong". */
-const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|CANTOPEN|IOERR|FULL|READONLY|NOTADB|CORRUPT|PROTOCOL)/;
-
-/** Runs a store operation, turning an unreachable store into StoreUnavailableError. */
-function guard<T>(operation: () => T): T {
-  try {
-    return operation();
-  } catch (err) {
-    const code = sqliteCode(err);
-    if (code !== undefined && UNAVAILABLE.test(code)) {
-      throw new StoreUnavailableError(`${code}: ${(err as Error).message}`, { cause: err });
-    }
-    // better-sqlite3 throws a TypeError once closed; checked by shape, since it may come from another realm.
-    if (types.isNativeError(err) && /database connection is not open/.test(err.message)) {
-      throw new StoreUnavailableError('the database is closed', { cause: err });
-    }
-    throw err;
   }
 }

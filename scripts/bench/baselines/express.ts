@@ -1,0 +1,31 @@
+// Bare express 5: the same queries and auth, res.json, express's defaults.
+import express from 'express';
+import { UNAUTHORIZED, args, notFound, openBaselineStore, ready, shipped } from './shared';
+
+const { db, port } = args();
+const store = openBaselineStore(db);
+const app = express();
+
+app.get('/healthz', (_req, res) => {
+  res.json({ status: 'ok' });
+});
+app.get('/v1/store/orders', (req, res) => {
+  if (!store.authorized(req.headers.authorization)) {
+    res.status(401).set('WWW-Authenticate', 'Bearer').json(UNAUTHORIZED);
+    return;
+  }
+  res.json(store.listOrders());
+});
+app.delete('/v1/store/orders/:orderId', (req, res) => {
+  if (!store.authorized(req.headers.authorization)) {
+    res.status(401).set('WWW-Authenticate', 'Bearer').json(UNAUTHORIZED);
+    return;
+  }
+  const id = Number(req.params.orderId);
+  const outcome = store.cancelOrder(id);
+  if (outcome === 'cancelled') res.status(204).end();
+  else if (outcome === 'shipped') res.status(409).json(shipped(id));
+  else res.status(404).json(notFound(id));
+});
+
+app.listen(port, '127.0.0.1', () => ready(port));

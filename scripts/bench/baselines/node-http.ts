@@ -1,0 +1,31 @@
+// Bare node:http: the same queries and auth, the whole array built and stringified at once.
+import http from 'node:http';
+import { UNAUTHORIZED, args, notFound, openBaselineStore, ready, shipped } from './shared';
+
+const { db, port } = args();
+const store = openBaselineStore(db);
+
+function json(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const payload = JSON.stringify(body);
+  res.writeHead(status, { ...headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) });
+  res.end(payload);
+}
+
+http
+  .createServer((req, res) => {
+    const url = req.url ?? '/';
+    if (req.method === 'GET' && url === '/healthz') return json(res, 200, { status: 'ok' });
+    const cancel = /^\/v1\/store\/orders\/(-?\d+)$/.exec(url);
+    const list = url === '/v1/store/orders';
+    if (!((list && req.method === 'GET') || (cancel && req.method === 'DELETE'))) return json(res, 404, { code: 'not_found', message: 'No operation exists at this path', status: 404 });
+    if (!store.authorized(req.headers.authorization)) return json(res, 401, UNAUTHORIZED, { 'WWW-Authenticate': 'Bearer' });
+    if (list) return json(res, 200, store.listOrders());
+    const id = Number(cancel![1]);
+    const outcome = store.cancelOrder(id);
+    if (outcome === 'cancelled') {
+      res.writeHead(204);
+      res.end();
+    } else if (outcome === 'shipped') json(res, 409, shipped(id));
+    else json(res, 404, notFound(id));
+  })
+  .listen(port, '127.0.0.1', () => ready(port));

@@ -1,0 +1,71 @@
+// What every baseline server shares with petstore-orders: the same SQLite settings, the same
+// queries and the same key-hash auth, with none of the contract machinery around them.
+import { createHash } from 'node:crypto';
+import Database from 'better-sqlite3';
+
+export interface BaselineOrder {
+  id: number;
+  petId: number;
+  quantity: number;
+  shipDate: string;
+  complete: boolean;
+}
+
+interface Row {
+  id: number;
+  pet_id: number;
+  quantity: number;
+  ship_date: string;
+  complete: number;
+}
+
+/** The store as a hand-written server would have it. */
+export function openBaselineStore(file: string) {
+  const db = new Database(file, { timeout: 5000 });
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  const list = db.prepare<[], Row>(
+    `SELECT id, pet_id, quantity, ship_date, complete FROM orders WHERE status <> 'cancelled' ORDER BY id`,
+  );
+  const findKey = db.prepare<[string], { name: string }>('SELECT name FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL');
+  const cancel = db.prepare(`UPDATE orders SET status = 'cancelled', cancelled_at = ? WHERE id = ? AND status = 'pending'`);
+  const bump = db.prepare('UPDATE store_meta SET revision = revision + 1');
+  const status = db.prepare<[number], { status: string }>('SELECT status FROM orders WHERE id = ?');
+  const cancelTx = db.transaction((id: number): 'cancelled' | 'shipped' | 'not_found' => {
+    if (cancel.run(new Date().toISOString(), id).changes === 1) {
+      bump.run();
+      return 'cancelled';
+    }
+    return status.get(id)?.status === 'shipped' ? 'shipped' : 'not_found';
+  });
+  return {
+    listOrders: (): BaselineOrder[] =>
+      list.all().map((r) => ({ id: r.id, petId: r.pet_id, quantity: r.quantity, shipDate: r.ship_date, complete: r.complete === 1 })),
+    cancelOrder: (id: number) => cancelTx.immediate(id),
+    authorized: (header: string | undefined): boolean => {
+      const match = /^Bearer +(\S+)$/i.exec(header ?? '');
+      return match !== null && findKey.get(createHash('sha256').update(match[1]!).digest('hex')) !== undefined;
+    },
+  };
+}
+
+export const UNAUTHORIZED = { code: 'unauthorized', message: 'A valid API key is required', status: 401 };
+
+export function notFound(id: number) {
+  return { code: 'order_not_found', message: `Order ${id} was not found`, status: 404 };
+}
+
+export function shipped(id: number) {
+  return { code: 'order_already_shipped', message: `Order ${id} has already shipped and cannot be cancelled`, status: 409 };
+}
+
+/** `--db FILE --port N` from argv. */
+export function args(): { db: string; port: number } {
+  const at = (flag: string) => process.argv[process.argv.indexOf(flag) + 1]!;
+  return { db: at('--db'), port: Number(at('--port')) };
+}
+
+/** Tells the bench runner the server is ready. */
+export function ready(port: number): void {
+  process.stdout.write(`listening ${port}\n`);
+}

@@ -1,0 +1,153 @@
+// Measuring helpers for the bench: server processes, load, memory and latency probes.
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import autocannon from 'autocannon';
+
+/** A server process under test. */
+export interface Server {
+  child: ChildProcess;
+  url: string;
+  stop: () => Promise<void>;
+}
+
+/** Starts `node script args`, and resolves once it prints `marker` on stdout or stderr. */
+export function startServer(script: string, args: string[], port: number, marker: RegExp, env: NodeJS.ProcessEnv = {}): Promise<Server> {
+  const child = spawn(process.execPath, [script, ...args], { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    const onData = (chunk: Buffer) => {
+      seen += chunk.toString();
+      if (marker.test(seen)) {
+        child.stdout!.off('data', onData);
+        child.stderr!.off('data', onData);
+        child.stdout!.resume();
+        child.stderr!.resume();
+        resolve({
+          child,
+          url: `http://127.0.0.1:${port}`,
+          stop: () =>
+            new Promise((done) => {
+              child.once('exit', () => done());
+              child.kill('SIGKILL');
+            }),
+        });
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}: ${seen}`)));
+  });
+}
+
+/** Requests per second under autocannon, after a warm-up. Fails on any non-expected status. */
+export async function throughput(options: {
+  url: string;
+  method: 'GET' | 'DELETE';
+  path: string | ((n: number) => string);
+  headers: Record<string, string>;
+  connections: number;
+  seconds: number;
+  expect: number;
+}): Promise<number> {
+  // One counter across the warm-up and the run, so a path per request is never reused.
+  let n = 0;
+  const run = async (duration: number) => {
+    const paths = options.path;
+    const result = await autocannon({
+      url: options.url,
+      connections: options.connections,
+      duration,
+      requests: [
+        {
+          method: options.method,
+          headers: options.headers,
+          setupRequest: (req) => ({ ...req, path: typeof paths === 'string' ? paths : paths(n++) }),
+        },
+      ],
+    });
+    const statuses = result.statusCodeStats as unknown as Record<string, { count: number }>;
+    const other = Object.entries(statuses).filter(([code]) => Number(code) !== options.expect);
+    if (other.length > 0 || result.errors > 0 || result.non2xx > 0 && options.expect < 300) {
+      throw new Error(`unexpected responses at ${options.url}${typeof paths === 'string' ? paths : ''}: ${JSON.stringify(statuses)}, ${result.errors} errors`);
+    }
+    return result.requests.average;
+  };
+  await run(1);
+  return run(options.seconds);
+}
+
+/** The resident set size of a process, in bytes. */
+export function rss(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) * 1024;
+}
+
+/** Samples a process's RSS every `ms` until stopped; returns the peak. */
+export function peakRss(pid: number, ms = 5): { stop: () => number } {
+  let peak = 0;
+  const timer = setInterval(() => {
+    try {
+      peak = Math.max(peak, rss(pid));
+    } catch {
+      // the process has exited
+    }
+  }, ms);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return peak;
+    },
+  };
+}
+
+/** Downloads a large GET, timing the first body byte and the whole, while probing /healthz. */
+export async function bigDownload(url: string, path: string, headers: Record<string, string>, pid: number) {
+  const before = rss(pid);
+  const memory = peakRss(pid);
+  const probeAgent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  let probing = true;
+  let worstProbe = 0;
+  const probe = async () => {
+    while (probing) {
+      const start = performance.now();
+      await new Promise<void>((resolve, reject) =>
+        http.get(`${url}/healthz`, { agent: probeAgent }, (res) => res.resume().on('end', () => resolve())).on('error', reject),
+      );
+      worstProbe = Math.max(worstProbe, performance.now() - start);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
+  const probes = probe();
+  const start = performance.now();
+  const { firstByte, bytes, last } = await new Promise<{ firstByte: number; bytes: number; last: string }>((resolve, reject) => {
+    http
+      .get(`${url}${path}`, { headers }, (res) => {
+        let first = 0;
+        let total = 0;
+        let tail = '';
+        res.on('data', (chunk: Buffer) => {
+          if (first === 0) first = performance.now() - start;
+          total += chunk.length;
+          tail = chunk.subarray(-1).toString();
+        });
+        res.on('end', () => resolve({ firstByte: first, bytes: total, last: tail }));
+        res.on('error', reject);
+      })
+      .on('error', reject);
+  });
+  const total = performance.now() - start;
+  probing = false;
+  await probes;
+  probeAgent.destroy();
+  const peak = memory.stop();
+  if (last !== ']') throw new Error(`the body of ${path} did not end in ]`);
+  return { firstByteMs: firstByte, totalMs: total, bytes, rssGrowthBytes: Math.max(0, peak - before), worstHealthzMs: worstProbe };
+}
+
+/** The median of some numbers. */
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}

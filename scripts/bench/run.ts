@@ -1,0 +1,196 @@
+// `npm run bench`: petstore-orders against bare express 5, fastify 5 (with a response schema) and
+// bare node:http, on the same data with the same queries and auth, in alternating rounds.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { generateKey, hashKey } from '../../src/keys';
+import { openSqliteStore, type ImportRecord } from '../../src/store';
+import { bigDownload, median, peakRss, startServer, throughput, type Server } from './measure';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const BIG = Number(process.env.BENCH_BIG ?? 1_000_000);
+const ROOT = path.join(__dirname, '..', '..', '..');
+const CLI = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
+
+type Kind = 'petstore' | 'express' | 'fastify' | 'node:http';
+const KINDS: Kind[] = ['petstore', 'express', 'fastify', 'node:http'];
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'petstore-bench-'));
+const key = generateKey();
+const auth = { Authorization: `Bearer ${key}` };
+
+function* orders(count: number, from = 1): Generator<ImportRecord> {
+  for (let i = 0; i < count; i += 1) {
+    yield { id: from + i, petId: (i % 997) + 1, quantity: (i % 5) + 1, shipDate: '2026-12-01T09:30:00Z', complete: i % 3 === 0 };
+  }
+}
+
+async function template(name: string, count: number): Promise<string> {
+  const file = path.join(work, `${name}.db`);
+  const store = openSqliteStore(file);
+  await store.importOrders(orders(count));
+  await store.createKey('bench', hashKey(key));
+  await store.close();
+  return file;
+}
+
+function copy(file: string, as: string): string {
+  const target = path.join(work, `${as}.db`);
+  for (const suffix of ['-wal', '-shm']) fs.rmSync(target + suffix, { force: true });
+  fs.copyFileSync(file, target);
+  return target;
+}
+
+let nextPort = 18100;
+function start(kind: Kind, db: string): Promise<Server> {
+  const port = nextPort++;
+  if (kind === 'petstore') return startServer(CLI, ['--db', db, 'serve', '--port', String(port)], port, /listening/, { LOG_LEVEL: 'info' });
+  const script = path.join(__dirname, 'baselines', `${kind === 'node:http' ? 'node-http' : kind}.js`);
+  return startServer(script, ['--db', db, '--port', String(port)], port, /listening/);
+}
+
+interface Scenario {
+  name: string;
+  db: string;
+  method: 'GET' | 'DELETE';
+  path: string | ((n: number) => string);
+  headers: Record<string, string>;
+  connections: number;
+  expect: number;
+  fresh?: boolean;
+}
+
+async function main(): Promise<void> {
+  process.stderr.write(`preparing data in ${work}\n`);
+  const small = await template('list-1k', 1000);
+  const medium = await template('list-10k', 10_000);
+  const pending = await template('pending', 300_000);
+  const scenarios: Scenario[] = [
+    { name: 'listOrders, 1,000 orders (c=32)', db: small, method: 'GET', path: '/v1/store/orders', headers: auth, connections: 32, expect: 200 },
+    { name: 'listOrders, 10,000 orders (c=32)', db: medium, method: 'GET', path: '/v1/store/orders', headers: auth, connections: 32, expect: 200 },
+    { name: 'cancelOrder, unknown id (c=32)', db: small, method: 'DELETE', path: '/v1/store/orders/987654321', headers: auth, connections: 32, expect: 404 },
+    { name: 'cancelOrder, pending orders (c=16)', db: pending, method: 'DELETE', path: (n) => `/v1/store/orders/${n + 1}`, headers: auth, connections: 16, expect: 204, fresh: true },
+    { name: 'listOrders, wrong key: 401 (c=32)', db: small, method: 'GET', path: '/v1/store/orders', headers: { Authorization: 'Bearer pso_wrong' }, connections: 32, expect: 401 },
+  ];
+
+  const results = new Map<string, number[]>();
+  for (let round = 0; round < ROUNDS; round += 1) {
+    const order = round % 2 === 0 ? KINDS : [...KINDS].reverse();
+    for (const kind of order) {
+      for (const scenario of scenarios) {
+        const db = scenario.fresh ? copy(scenario.db, `fresh-${kind.replace(':', '-')}`) : scenario.db;
+        const server = await start(kind, db);
+        try {
+          const rate = await throughput({ url: server.url, ...scenario, seconds: SECONDS });
+          const key = `${scenario.name}|${kind}`;
+          results.set(key, [...(results.get(key) ?? []), rate]);
+          process.stderr.write(`round ${round + 1} ${kind.padEnd(9)} ${scenario.name}: ${rate.toFixed(0)} req/s\n`);
+        } finally {
+          await server.stop();
+        }
+      }
+    }
+  }
+
+  const lines = [
+    `## Throughput (requests/s, median of ${ROUNDS} alternating rounds of ${SECONDS} s, autocannon on the same machine)`,
+    '',
+    '| scenario | petstore-orders | bare express 5 | fastify 5 + schema | bare node:http | vs express | vs fastify |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const scenario of scenarios) {
+    const m = (kind: Kind) => median(results.get(`${scenario.name}|${kind}`)!);
+    const ours = m('petstore');
+    lines.push(
+      `| ${scenario.name} | ${ours.toFixed(0)} | ${m('express').toFixed(0)} | ${m('fastify').toFixed(0)} | ${m('node:http').toFixed(0)} | ${(ours / m('express')).toFixed(2)}× | ${(ours / m('fastify')).toFixed(2)}× |`,
+    );
+  }
+
+  process.stderr.write(`preparing ${BIG.toLocaleString('en')} orders through the CLI import\n`);
+  const importLines = await importRuns();
+  const big = path.join(work, 'big.db');
+  const bigRows: string[] = [];
+  const bigResults = new Map<string, Awaited<ReturnType<typeof bigDownload>>[]>();
+  for (let round = 0; round < Math.max(2, ROUNDS - 1); round += 1) {
+    for (const kind of (round % 2 === 0 ? ['petstore', 'node:http'] : ['node:http', 'petstore']) as Kind[]) {
+      const server = await start(kind, big);
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        const result = await bigDownload(server.url, '/v1/store/orders', auth, server.child.pid!);
+        bigResults.set(kind, [...(bigResults.get(kind) ?? []), result]);
+        process.stderr.write(`round ${round + 1} ${kind} ${BIG} orders: ${JSON.stringify(result)}\n`);
+      } finally {
+        await server.stop();
+      }
+    }
+  }
+  for (const kind of ['petstore', 'node:http'] as Kind[]) {
+    const runs = bigResults.get(kind)!;
+    const m = (pick: (r: (typeof runs)[number]) => number) => median(runs.map(pick));
+    bigRows.push(
+      `| ${kind === 'petstore' ? 'petstore-orders (streamed)' : 'bare node:http (whole array)'} | ${(m((r) => r.rssGrowthBytes) / 2 ** 20).toFixed(0)} MB | ${m((r) => r.firstByteMs).toFixed(0)} ms | ${(m((r) => r.totalMs) / 1000).toFixed(2)} s | ${m((r) => r.worstHealthzMs).toFixed(0)} ms | ${(m((r) => r.bytes) / 2 ** 20).toFixed(0)} MB |`,
+    );
+  }
+  const ours = bigResults.get('petstore')!;
+  const theirs = bigResults.get('node:http')!;
+  const ratio = median(ours.map((r) => r.totalMs)) / median(theirs.map((r) => r.totalMs));
+  lines.push(
+    '',
+    `## listOrders with ${BIG.toLocaleString('en')} orders (median of ${ours.length} rounds)`,
+    '',
+    '| server | RSS growth | first byte | total | worst /healthz during | body |',
+    '|---|---:|---:|---:|---:|---:|',
+    ...bigRows,
+    '',
+    `Total time, petstore-orders / bare node:http: ${ratio.toFixed(2)}×`,
+    '',
+    ...importLines,
+    '',
+    `Machine: ${os.cpus().length} × ${os.cpus()[0]?.model.trim()}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}`,
+  );
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/** Imports 100,000 and then BIG orders through the CLI, recording the time and the peak RSS of each. */
+async function importRuns(): Promise<string[]> {
+  const rows: string[] = [];
+  for (const count of [100_000, BIG]) {
+    const file = path.join(work, `orders-${count}.json`);
+    await writeOrdersFile(file, count);
+    const db = count === BIG ? path.join(work, 'big.db') : path.join(work, `import-${count}.db`);
+    const child = spawn(process.execPath, [CLI, '--db', db, 'orders', 'import', file], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const memory = peakRss(child.pid!, 20);
+    const start = performance.now();
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const seconds = (performance.now() - start) / 1000;
+    const peak = memory.stop();
+    if (code !== 0) throw new Error(`import of ${count} orders failed`);
+    rows.push(`| ${count.toLocaleString('en')} | ${(fs.statSync(file).size / 2 ** 20).toFixed(0)} MB | ${seconds.toFixed(1)} s | ${(count / seconds).toFixed(0)} | ${(peak / 2 ** 20).toFixed(0)} MB |`);
+    process.stderr.write(`imported ${count} in ${seconds.toFixed(1)} s, peak RSS ${(peak / 2 ** 20).toFixed(0)} MB\n`);
+  }
+  const store = openSqliteStore(path.join(work, 'big.db'));
+  await store.createKey('bench', hashKey(key));
+  await store.close();
+  return ['## orders import through the CLI', '', '| orders | file | time | orders/s | peak RSS of the CLI |', '|---:|---:|---:|---:|---:|', ...rows];
+}
+
+async function writeOrdersFile(file: string, count: number): Promise<void> {
+  const out = fs.createWriteStream(file);
+  const write = (text: string) => (out.write(text) ? Promise.resolve() : new Promise<void>((resolve) => out.once('drain', () => resolve())));
+  await write('[');
+  let i = 0;
+  for (const record of orders(count)) {
+    const { id: _id, ...withoutId } = record;
+    await write(`${i++ === 0 ? '' : ','}${JSON.stringify(withoutId)}`);
+  }
+  await write(']');
+  await new Promise<void>((resolve) => out.end(() => resolve()));
+}
+
+main()
+  .catch((err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
+    process.exitCode = 1;
+  })
+  .finally(() => fs.rmSync(work, { recursive: true, force: true }));

@@ -1,0 +1,22 @@
+import type { ReadStream } from 'node:fs';
+import { SingleBar } from 'cli-progress';
+import type { ImportInput } from './program';
+
+/**
+ * A progress bar on stderr for an import: by bytes read when the input is a file of known size,
+ * else a running count of records.
+ */
+export function importProgressBar(input: ImportInput): { update: (records: number) => void; stop: () => void } {
+  const total = input.totalBytes;
+  const bar = new SingleBar({
+    stream: process.stderr,
+    hideCursor: true,
+    clearOnComplete: true,
+    format: total ? 'importing [{bar}] {percentage}% | {records} records' : 'importing {records} records',
+  });
+  bar.start(total ?? 0, 0, { records: 0 });
+  return {
+    update: (records) => bar.update(total ? ((input.stream as ReadStream).bytesRead ?? 0) : 0, { records }),
+    stop: () => bar.stop(),
+  };
+}

@@ -1,0 +1,108 @@
+import type { ServerResponse } from 'node:http';
+import type { Writable } from 'node:stream';
+import { COMPRESS_MIN_BYTES, createCompressor, type Coding } from './encoding';
+
+/** Items read in chunks from a snapshot that must be closed; the store's OrderSnapshot is one. */
+export interface ChunkSource<T> {
+  read(max: number): Promise<T[]>;
+  close(): Promise<void>;
+}
+
+/** How to stream one JSON array. */
+export interface ArrayStreamOptions<T> {
+  status: number;
+  headers: Record<string, string>;
+  serialize: (item: T) => string;
+  /** Items per chunk: each chunk is read, serialized and written before the event loop gets a turn. */
+  chunkItems: number;
+  coding: Coding;
+  /** A HEAD request gets the headers and no body. */
+  head: boolean;
+  /** Called when the stream fails after its first byte: the connection is then closed, not completed. */
+  onError: (err: unknown) => void;
+}
+
+/**
+ * Writes a JSON array from a chunked source, never holding more than one chunk: a list that fits
+ * in one chunk goes out whole with a Content-Length; a longer one streams with backpressure,
+ * yielding to the event loop between chunks, and stops reading when the client goes away. A failure
+ * after the first byte destroys the connection, so the client sees a truncated body, never a
+ * shorter valid array. A failure before it is thrown, for the caller to answer with an Error.
+ */
+export async function sendJsonArray<T>(res: ServerResponse, source: ChunkSource<T>, options: ArrayStreamOptions<T>): Promise<void> {
+  const { serialize, chunkItems } = options;
+  let gone = false;
+  res.once('close', () => (gone = true));
+  let out: Writable = res;
+  // Once the status and headers are set, a failure can no longer become an Error response, even
+  // if a compressor still holds the first bytes: from then on it must close the connection.
+  let committed = false;
+  try {
+    const first = await source.read(chunkItems);
+    let text = first.map(serialize).join(',');
+    const whole = first.length < chunkItems;
+    const coding = whole && text.length + 2 < COMPRESS_MIN_BYTES ? 'identity' : options.coding;
+
+    committed = true;
+    res.statusCode = options.status;
+    for (const [name, value] of Object.entries(options.headers)) res.setHeader(name, value);
+    res.setHeader('Content-Type', 'application/json');
+    res.setHeader('Vary', 'Accept-Encoding');
+    if (options.head) {
+      res.end();
+      return;
+    }
+    if (whole && coding === 'identity') {
+      const body = Buffer.from(`[${text}]`, 'utf8');
+      res.setHeader('Content-Length', body.length);
+      res.end(body);
+      return;
+    }
+    if (coding !== 'identity') {
+      res.setHeader('Content-Encoding', coding);
+      const compressor = createCompressor(coding);
+      compressor.on('error', (err) => res.destroy(err));
+      compressor.pipe(res);
+      out = compressor;
+    }
+
+    let empty = first.length === 0;
+    await write(out, res, `[${text}`);
+    // Push the first chunk through the compressor now, so the first byte does not wait for its buffer.
+    if (out !== res) (out as ReturnType<typeof createCompressor>).flush();
+    if (!whole) {
+      for (;;) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        if (gone) break;
+        const chunk = await source.read(chunkItems);
+        if (gone || chunk.length === 0) break;
+        text = chunk.map(serialize).join(',');
+        await write(out, res, empty ? text : `,${text}`);
+        empty = false;
+      }
+    }
+    if (gone) out.destroy();
+    else out.end(']');
+  } catch (err) {
+    if (!committed) throw err;
+    options.onError(err);
+    if (out !== res) out.destroy();
+    res.destroy();
+  } finally {
+    await source.close();
+  }
+}
+
+/** Writes a piece, then waits for the buffer to drain (or the client to leave) before going on. */
+function write(out: Writable, res: ServerResponse, text: string): Promise<void> {
+  if (out.write(text)) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => {
+      out.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    out.once('drain', done);
+    res.once('close', done);
+  });
+}

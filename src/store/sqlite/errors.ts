@@ -1,0 +1,42 @@
+import { types } from 'node:util';
+import { StoreUnavailableError } from '../../errors';
+
+/**
+ * The SQLite result code of an error, recognised by shape: the native addon keeps the error
+ * class of the first copy of better-sqlite3 loaded in the process, so `instanceof` fails
+ * wherever modules are loaded twice.
+ */
+export function sqliteCode(err: unknown): string | undefined {
+  const { name, code } = (err ?? {}) as { name?: unknown; code?: unknown };
+  return name === 'SqliteError' && typeof code === 'string' ? code : undefined;
+}
+
+/** SQLite result codes that mean "the store cannot serve right now", not "this request is wrong". */
+const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|CANTOPEN|IOERR|FULL|READONLY|NOTADB|CORRUPT|PROTOCOL)/;
+
+/** Turns an error meaning "the store is unreachable" into StoreUnavailableError; returns others as they are. */
+export function translate(err: unknown): unknown {
+  const code = sqliteCode(err);
+  if (code !== undefined && UNAVAILABLE.test(code)) {
+    return new StoreUnavailableError(`${code}: ${(err as Error).message}`, { cause: err });
+  }
+  // better-sqlite3 throws a TypeError once closed; checked by shape, since it may come from another realm.
+  if (types.isNativeError(err) && /database connection is not open/.test(err.message)) {
+    return new StoreUnavailableError('the database is closed', { cause: err });
+  }
+  return err;
+}
+
+/** Runs a store operation, turning an unreachable store into StoreUnavailableError. */
+export function guard<T>(operation: () => T): T {
+  try {
+    return operation();
+  } catch (err) {
+    throw translate(err);
+  }
+}
+
+/** Whether an error is a SqliteError with this exact result code. */
+export function isSqliteError(err: unknown, code: string): boolean {
+  return sqliteCode(err) === code;
+}
