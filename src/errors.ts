@@ -22,7 +22,12 @@ export class ApiError extends Error {
   readonly headers: Readonly<Record<string, string>>;
 
   constructor(code: ErrorCode, message?: string, headers: Record<string, string> = {}) {
+    // An ApiError is an expected answer, never logged with a stack: skip capturing one, which
+    // costs more than the rest of a 404.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(message ?? ERRORS[code].message);
+    Error.stackTraceLimit = limit;
     this.code = code;
     this.status = ERRORS[code].status;
     this.headers = headers;

@@ -54,8 +54,8 @@ export function createHandlers(store: Store): OperationHandlers {
 
 /** Reads an id path parameter strictly; anything but a plain decimal safe integer is a 400. */
 export function idParam(params: HandlerContext['params'], name: string): number {
-  const raw = params[name] ?? '';
-  const id = parseId(raw);
-  if (id === undefined) throw new ApiError('invalid_request', idProblem(name, raw));
+  const raw: unknown = params[name];
+  const id = typeof raw === 'string' ? parseId(raw) : undefined;
+  if (id === undefined) throw new ApiError('invalid_request', idProblem(name, String(raw ?? '')));
   return id;
 }

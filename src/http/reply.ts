@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { OperationId, operations } from '../contract/types';
+import type { ApiError } from '../errors';
 import type { ChunkSource } from './stream';
 
 /** A response as handlers describe it, before it is checked against the spec and sent. */
@@ -9,6 +10,8 @@ export interface Reply {
   /** For a JSON array body: its items, streamed from a snapshot instead of held in memory. */
   stream?: ChunkSource<unknown>;
   headers?: Record<string, string>;
+  /** The ApiError this reply renders, when it is one. */
+  error?: ApiError;
 }
 
 type JsonOf<R> = R extends { content: { 'application/json': infer B } } ? B : undefined;

@@ -53,6 +53,7 @@ const now = (): string => new Date().toISOString();
 
 class SqliteStore implements Store {
   private readonly statements;
+  private readonly cancelTransaction: Database.Transaction<(id: number) => CancelOutcome>;
 
   constructor(
     private readonly db: Database.Database,
@@ -76,6 +77,13 @@ class SqliteStore implements Store {
       findKey: db.prepare<[string], { name: string }>('SELECT name FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL'),
       ping: db.prepare('SELECT 1'),
     };
+    this.cancelTransaction = db.transaction((id: number): CancelOutcome => {
+      if (this.statements.cancel.run(now(), id).changes === 1) {
+        this.statements.bump.run();
+        return 'cancelled';
+      }
+      return this.statements.status.get(id)?.status === 'shipped' ? 'shipped' : 'not_found';
+    });
   }
 
   async snapshotOrders(): Promise<OrderSnapshot> {
@@ -91,18 +99,17 @@ class SqliteStore implements Store {
   }
 
   async cancelOrder(id: number): Promise<CancelOutcome> {
-    return guard(() =>
-      this.db
-        .transaction((): CancelOutcome => {
-          if (this.statements.cancel.run(now(), id).changes === 1) {
-            this.statements.bump.run();
-            return 'cancelled';
-          }
-          return this.statements.status.get(id)?.status === 'shipped' ? 'shipped' : 'not_found';
-        })
-        .immediate(),
-    );
+    return guard(() => {
+      // An order that is not pending cannot become pending again, so reading its status outside a
+      // transaction answers 404 and 409 without taking the write lock. Only a pending order goes on
+      // to the conditional update, which settles any race with another cancel or a ship.
+      const before = this.statements.status.get(id)?.status;
+      if (before !== 'pending') return before === 'shipped' ? 'shipped' : 'not_found';
+      return this.cancelTransaction.immediate(id);
+    });
   }
+
+
 
   async shipOrder(id: number): Promise<ShipOutcome> {
     return guard(() =>
