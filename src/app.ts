@@ -29,12 +29,13 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export async function createApp(deps: AppDeps): Promise<express.Express> {
   const logger = deps.logger ?? silentLogger;
   const document = deps.document ?? loadDocument();
+  const chunkItems = deps.listChunkItems ?? 1000;
   const dispatch = await createDispatcher({
     document,
     store: deps.store,
     logger,
-    handlers: { ...createHandlers(deps.store), ...deps.handlers },
-    chunkItems: deps.listChunkItems ?? 1000,
+    handlers: { ...createHandlers(deps.store, chunkItems), ...deps.handlers },
+    chunkItems,
   });
   const served = Buffer.from(JSON.stringify(document), 'utf8');
   const changelog = fs.readFileSync(path.join(path.dirname(SPEC_PATH), '..', 'CHANGELOG.md'));

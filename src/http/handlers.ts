@@ -21,13 +21,13 @@ export type OperationHandler<K extends OperationId> = (context: HandlerContext) 
 /** One handler per operation in the spec; a spec operation without one fails the typecheck. */
 export type OperationHandlers = { readonly [K in OperationId]: OperationHandler<K> };
 
-/** The operation handlers, translating HTTP to store calls and back. */
-export function createHandlers(store: Store): OperationHandlers {
+/** The operation handlers, translating HTTP to store calls and back; lists stream in chunks of `listChunkItems`. */
+export function createHandlers(store: Store, listChunkItems = 1000): OperationHandlers {
   return {
     listOrders: async ({ headers }) => {
       const etag = await store.listEtag();
       if (ifNoneMatchMatches(headers['if-none-match'], etag)) return { status: 304, headers: { ETag: etag } };
-      const snapshot = await store.snapshotOrders();
+      const snapshot = await store.snapshotOrders(listChunkItems);
       return { status: 200, stream: snapshot, headers: { ETag: snapshot.etag } };
     },
 

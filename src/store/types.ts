@@ -37,8 +37,8 @@ export interface OrderSnapshot {
 
 /** The one repository interface every store implements. SQL lives only behind it. */
 export interface Store {
-  /** Opens a snapshot of the order list. */
-  snapshotOrders(): Promise<OrderSnapshot>;
+  /** Opens a snapshot of the order list; a list of up to `prefetch` orders may be read at once. */
+  snapshotOrders(prefetch?: number): Promise<OrderSnapshot>;
   /** The ETag the order list has now: it changes with every write that changes the list. */
   listEtag(): Promise<string>;
   /** Whether any order exists, cancelled or not. */

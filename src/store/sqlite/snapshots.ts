@@ -1,14 +1,29 @@
 import Database from 'better-sqlite3';
 import type { OrderSnapshot } from '../types';
 import { guard, translate } from './errors';
-import { LIST_ORDERS_SQL, META_SQL, etagOf, rowToOrder, type OrderRow } from './rows';
+import type { Order } from '../../contract/types';
+import { BEFORE_FIRST_ID, LIST_PAGE_SQL, META_SQL, etagOf, rowToOrder, type OrderRow } from './rows';
 
 interface Reader {
   db: Database.Database;
   begin: Database.Statement;
   meta: Database.Statement<[], { store_id: string; revision: number }>;
-  list: Database.Statement<[], OrderRow>;
+  page: Database.Statement<[{ after: number; limit: number }], OrderRow>;
   commit: Database.Statement;
+}
+
+/** A snapshot already read whole, for a list that fit in the first page. */
+export function snapshotOf(etag: string, orders: Order[]): OrderSnapshot {
+  let at = 0;
+  return {
+    etag,
+    read: async (max) => {
+      const chunk = orders.slice(at, at + max);
+      at += chunk.length;
+      return chunk;
+    },
+    close: async () => undefined,
+  };
 }
 
 /**
@@ -26,24 +41,26 @@ export class ReaderPool {
     private readonly maxIdle = 4,
   ) {}
 
-  /** Opens a snapshot: one read transaction, so the ETag and every row come from the same moment. */
+  /**
+   * Opens a snapshot: one read transaction on a connection of its own, so the ETag and every page
+   * come from the same moment while writers carry on. Pages are read by keyset, each a single
+   * statement, so no statement stays open between chunks.
+   */
   open(): OrderSnapshot {
     const reader = guard(() => this.acquire());
-    let rows: IterableIterator<OrderRow>;
     let etag: string;
     try {
       reader.begin.run();
       etag = etagOf(reader.meta.get()!);
-      rows = reader.list.iterate();
     } catch (err) {
       this.discard(reader);
       throw translate(err);
     }
     let done = false;
+    let after = BEFORE_FIRST_ID;
     const finish = (): void => {
       if (done) return;
       done = true;
-      rows.return?.();
       try {
         reader.commit.run();
         this.release(reader);
@@ -54,18 +71,17 @@ export class ReaderPool {
     return {
       etag,
       read: async (max) => {
-        const chunk = [];
+        if (done) return [];
+        let rows: OrderRow[];
         try {
-          while (!done && chunk.length < max) {
-            const next = rows.next();
-            if (next.done) finish();
-            else chunk.push(rowToOrder(next.value));
-          }
+          rows = reader.page.all({ after, limit: max });
         } catch (err) {
           finish();
           throw translate(err);
         }
-        return chunk;
+        if (rows.length < max) finish();
+        else after = rows[rows.length - 1]![0];
+        return rows.map(rowToOrder);
       },
       close: async () => finish(),
     };
@@ -82,11 +98,13 @@ export class ReaderPool {
     const reused = this.idle.pop();
     if (reused) return reused;
     const db = new Database(this.file, { readonly: true, fileMustExist: true, timeout: this.busyTimeoutMs });
+    // A snapshot reads each page once, in order: a small page cache is enough.
+    db.pragma('cache_size = -4000');
     return {
       db,
       begin: db.prepare('BEGIN'),
       meta: db.prepare(META_SQL),
-      list: db.prepare(LIST_ORDERS_SQL),
+      page: db.prepare<[{ after: number; limit: number }], OrderRow>(LIST_PAGE_SQL).raw(true),
       commit: db.prepare('COMMIT'),
     };
   }
