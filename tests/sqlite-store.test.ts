@@ -72,3 +72,16 @@ test.each([
   expect(await listAll(store)).toEqual([]);
   await store.close();
 });
+
+test('cancels arriving together commit together, each with its own outcome', async () => {
+  const store = openSqliteStore(file());
+  await store.importOrders([order({ id: 1 }), order({ id: 2 }), order({ id: 3, status: 'shipped' })]);
+  const before = await store.listEtag();
+
+  const outcomes = await Promise.all([store.cancelOrder(1), store.cancelOrder(1), store.cancelOrder(2), store.cancelOrder(3), store.cancelOrder(4)]);
+
+  expect(outcomes).toEqual(['cancelled', 'not_found', 'cancelled', 'shipped', 'not_found']);
+  expect(await store.listEtag()).not.toBe(before);
+  expect((await listAll(store)).map((o) => o.id)).toEqual([3]);
+  await store.close();
+});

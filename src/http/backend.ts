@@ -52,6 +52,9 @@ type SecurityResult = { keyName: string } | { error: 'missing' | 'invalid' | Err
 export async function createDispatcher(options: BackendOptions): Promise<Dispatch> {
   const { document, store, logger, handlers, chunkItems } = options;
   const deprecations = deprecationHeaders(document);
+  // Error replies made by ApiError differ only in `message`, which the Error schema types as any
+  // string; once one (operation, status, code, headers) has been checked, every later one conforms.
+  const checkedErrors = new Set<string>();
   const validateError = createContractAjv(document).compile(
     document.components?.schemas?.Error as object,
   ) as ValidateFunction;
@@ -120,7 +123,7 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
       const problem =
         reply.stream && !serialize
           ? `status ${reply.status} of ${c.operation?.operationId} is not a JSON array that can be streamed`
-          : contractProblem(api, validateError, c.operation, reply);
+          : contractProblem(api, validateError, checkedErrors, c.operation, reply);
       if (problem) {
         await reply.stream?.close();
         logger.error(
@@ -206,11 +209,10 @@ function allowedMethods(api: OpenAPIBackend, path: string): string[] {
   return allowed.map((method) => method.toUpperCase());
 }
 
-/**
- * Error bodies made by ApiError differ only in `message`, which the Error schema types as any
- * string; once one (operation, status, code) has been checked, every later one conforms too.
- */
-const checkedErrors = new Set<string>();
+function errorKey(operation: Operation | undefined, reply: Reply): string | undefined {
+  if (!reply.error) return undefined;
+  return `${operation?.operationId ?? '-'} ${reply.status} ${reply.error.code} ${JSON.stringify(reply.headers ?? {})}`;
+}
 
 /**
  * Checks a reply against the spec: its status must be declared for the operation, its body must
@@ -220,14 +222,25 @@ const checkedErrors = new Set<string>();
 function contractProblem(
   api: OpenAPIBackend,
   validateError: ValidateFunction,
+  checkedErrors: Set<string>,
+  operation: Operation | undefined,
+  reply: Reply,
+): string | null {
+  const key = errorKey(operation, reply);
+  if (key !== undefined && checkedErrors.has(key)) return null;
+  const problem = fullContractProblem(api, validateError, operation, reply);
+  if (problem === null && key !== undefined) checkedErrors.add(key);
+  return problem;
+}
+
+function fullContractProblem(
+  api: OpenAPIBackend,
+  validateError: ValidateFunction,
   operation: Operation | undefined,
   reply: Reply,
 ): string | null {
   if (!operation) {
-    if (reply.error && checkedErrors.has(`- ${reply.status} ${reply.error.code}`)) return null;
-    if (!validateError(reply.body)) return `Error body invalid: ${JSON.stringify(validateError.errors)}`;
-    if (reply.error) checkedErrors.add(`- ${reply.status} ${reply.error.code}`);
-    return null;
+    return validateError(reply.body) ? null : `Error body invalid: ${JSON.stringify(validateError.errors)}`;
   }
   const declared = (operation.responses ?? {}) as Record<string, OpenAPIV3.ResponseObject>;
   const response = declared[String(reply.status)] ?? declared[`${String(reply.status)[0]}XX`] ?? declared.default;
@@ -239,12 +252,8 @@ function contractProblem(
   // and the store's typed, CHECK-constrained columns guarantee every value it is given.
   if (reply.stream) return headersProblem(api, operation, reply);
   if (reply.body === undefined) return `status ${reply.status} of ${operation.operationId} requires a body`;
-  const errorKey = reply.error ? `${operation.operationId} ${reply.status} ${reply.error.code}` : undefined;
-  if (errorKey === undefined || !checkedErrors.has(errorKey)) {
-    const body = api.validateResponse(reply.body, operation, reply.status);
-    if (body.errors) return `body invalid: ${body.errors.map((e) => describeAjvError(e, 'body')).join('; ')}`;
-    if (errorKey !== undefined) checkedErrors.add(errorKey);
-  }
+  const body = api.validateResponse(reply.body, operation, reply.status);
+  if (body.errors) return `body invalid: ${body.errors.map((e) => describeAjvError(e, 'body')).join('; ')}`;
   return headersProblem(api, operation, reply);
 }
 

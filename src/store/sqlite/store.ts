@@ -15,6 +15,7 @@ import { guard, isSqliteError } from './errors';
 import { importThroughStaging } from './import';
 import { migrate } from './migrations';
 import { BEFORE_FIRST_ID, BUMP_REVISION_SQL, LIST_PAGE_SQL, META_SQL, etagOf, rowToOrder, type OrderRow } from './rows';
+import { GroupCommit } from './group-commit';
 import { ReaderPool, snapshotOf } from './snapshots';
 
 /** Options for the SQLite store. */
@@ -53,7 +54,8 @@ const now = (): string => new Date().toISOString();
 
 class SqliteStore implements Store {
   private readonly statements;
-  private readonly cancelTransaction: Database.Transaction<(id: number) => CancelOutcome>;
+  /** Cancels arriving together share one transaction, and so one fsync, before any is answered. */
+  private readonly cancels: GroupCommit<number, CancelOutcome>;
 
   constructor(
     private readonly db: Database.Database,
@@ -78,13 +80,16 @@ class SqliteStore implements Store {
       findKey: db.prepare<[string], { name: string }>('SELECT name FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL'),
       ping: db.prepare('SELECT 1'),
     };
-    this.cancelTransaction = db.transaction((id: number): CancelOutcome => {
-      if (this.statements.cancel.run(now(), id).changes === 1) {
-        this.statements.bump.run();
-        return 'cancelled';
-      }
-      return this.statements.status.get(id)?.status === 'shipped' ? 'shipped' : 'not_found';
+    const cancelAll = db.transaction((ids: readonly number[]): CancelOutcome[] => {
+      const at = now();
+      const outcomes = ids.map((id): CancelOutcome => {
+        if (this.statements.cancel.run(at, id).changes === 1) return 'cancelled';
+        return this.statements.status.get(id)?.status === 'shipped' ? 'shipped' : 'not_found';
+      });
+      if (outcomes.includes('cancelled')) this.statements.bump.run();
+      return outcomes;
     });
+    this.cancels = new GroupCommit((ids) => guard(() => cancelAll.immediate(ids)));
   }
 
   async snapshotOrders(prefetch = 1000): Promise<OrderSnapshot> {
@@ -115,7 +120,7 @@ class SqliteStore implements Store {
       // to the conditional update, which settles any race with another cancel or a ship.
       const before = this.statements.status.get(id)?.status;
       if (before !== 'pending') return before === 'shipped' ? 'shipped' : 'not_found';
-      return this.cancelTransaction.immediate(id);
+      return this.cancels.submit(id);
     });
   }
 
