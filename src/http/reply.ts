@@ -31,17 +31,20 @@ export type SuccessReply<K extends OperationId> = {
     : WithBody<S, JsonOf<Responses<K>[S]>>;
 }[SuccessStatus<K>];
 
-/** Writes a checked reply: JSON bodies as exactly `application/json`, with a Content-Length. */
+/**
+ * Writes a checked reply: JSON bodies as exactly `application/json`, with a Content-Length.
+ * The body goes to `end` as a string, so Node sends it in one write with the head.
+ */
 export function sendReply(res: ServerResponse, reply: Reply): void {
-  for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value);
+  const headers: Record<string, string | number> = { ...reply.headers };
   if (reply.body === undefined) {
-    res.statusCode = reply.status;
+    res.writeHead(reply.status, headers);
     res.end();
     return;
   }
-  const payload = Buffer.from(JSON.stringify(reply.body), 'utf8');
-  res.setHeader('Content-Type', 'application/json');
-  res.setHeader('Content-Length', payload.length);
-  res.statusCode = reply.status;
-  res.end(payload);
+  const payload = JSON.stringify(reply.body);
+  headers['Content-Type'] = 'application/json';
+  headers['Content-Length'] = Buffer.byteLength(payload, 'utf8');
+  res.writeHead(reply.status, headers);
+  res.end(payload, 'utf8');
 }
