@@ -85,3 +85,27 @@ test('cancels arriving together commit together, each with its own outcome', asy
   expect((await listAll(store)).map((o) => o.id)).toEqual([3]);
   await store.close();
 });
+
+test('a cancel answered while an import streams in is committed on its own, even if the import then fails', async () => {
+  const store = openSqliteStore(file());
+  await store.importOrders([order({ id: 1 }), order({ id: 2 })]);
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  async function* failingRecords() {
+    yield order({ id: 10 });
+    await gate;
+    throw new Error('the file broke off');
+  }
+
+  const importing = store.importOrders(failingRecords());
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const cancelled = await store.cancelOrder(1);
+  const listed = (await listAll(store)).map((o) => o.id);
+  release();
+
+  expect(cancelled).toBe('cancelled');
+  expect(listed).toEqual([2]);
+  await expect(importing).rejects.toThrow('the file broke off');
+  expect((await listAll(store)).map((o) => o.id)).toEqual([2]);
+  await store.close();
+});

@@ -47,7 +47,11 @@ export function openSqliteStore(file: string, options: SqliteStoreOptions = {}):
     db.close();
     throw err;
   }
-  return new SqliteStore(db, new ReaderPool(file, busyTimeoutMs));
+  return new SqliteStore(db, new ReaderPool(file, busyTimeoutMs), () => {
+    const importer = new Database(file, { timeout: busyTimeoutMs });
+    configureConnection(importer);
+    return importer;
+  });
 }
 
 const now = (): string => new Date().toISOString();
@@ -60,6 +64,8 @@ class SqliteStore implements Store {
   constructor(
     private readonly db: Database.Database,
     private readonly readers: ReaderPool,
+    /** Opens a connection of the import's own: its staging transaction spans awaits. */
+    private readonly openImporter: () => Database.Database,
   ) {
     this.statements = {
       meta: db.prepare<[], { store_id: string; revision: number }>(META_SQL),
@@ -143,7 +149,14 @@ class SqliteStore implements Store {
   }
 
   async importOrders(records: Iterable<ImportRecord> | AsyncIterable<ImportRecord>): Promise<number> {
-    return importThroughStaging(this.db, records, now());
+    // The staging transaction stays open while the records stream in, so it must not share the
+    // connection that serves cancels and lists in the meantime.
+    const importer = guard(() => this.openImporter());
+    try {
+      return await importThroughStaging(importer, records, now());
+    } finally {
+      importer.close();
+    }
   }
 
   async petExists(petId: number): Promise<boolean> {
