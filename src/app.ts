@@ -7,7 +7,7 @@ import { SPEC_PATH, loadDocument } from './contract/document';
 import { ApiError, toApiError } from './errors';
 import { createDispatcher } from './http/backend';
 import { createHandlers, type OperationHandlers } from './http/handlers';
-import { sendReply } from './http/reply';
+import { errorReply, sendReply } from './http/reply';
 import { silentLogger, type Logger } from './logger';
 import type { Store } from './store';
 
@@ -60,8 +60,7 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
       sendReply(res, { status: 200, body: { status: 'ready' } });
     } catch (err) {
       logger.warn({ err }, 'store is not ready');
-      const error = new ApiError('service_unavailable');
-      sendReply(res, { status: error.status, body: error.toBody() });
+      sendReply(res, errorReply(new ApiError('service_unavailable')));
     }
   });
 
@@ -103,7 +102,7 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
       res.destroy();
       return;
     }
-    sendReply(res, { status: error.status, body: error.toBody(), headers: { ...error.headers } });
+    sendReply(res, errorReply(error));
   });
 
   return app;

@@ -100,15 +100,16 @@ export function buildProgram(io: CliIO): Command {
       const input = file === '-' ? { stream: io.stdin(), totalBytes: undefined } : await openFile(file);
       const validate = compileImportValidator(loadDocument());
       const progress = io.progress?.(input);
+      let count: number;
       try {
-        const count = await withStore(config(), (store) => importOrders(store, validate, input.stream, progress?.update));
-        progress?.stop();
-        io.stdout(`imported ${count} order${count === 1 ? '' : 's'}\n`);
+        count = await withStore(config(), (store) => importOrders(store, validate, input.stream, progress?.update));
       } catch (err) {
-        progress?.stop();
         if (err instanceof ImportError) throw new CliError(`${err.message}; nothing was imported`);
         throw err;
+      } finally {
+        progress?.stop();
       }
+      io.stdout(`imported ${count} order${count === 1 ? '' : 's'}\n`);
     });
   orders
     .command('ship')

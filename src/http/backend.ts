@@ -13,7 +13,7 @@ import type { Logger } from '../logger';
 import type { Store } from '../store';
 import type { OperationHandlers } from './handlers';
 import { negotiateCoding } from './encoding';
-import { sendReply, type Reply } from './reply';
+import { errorReply, sendReply, type Reply } from './reply';
 import { CompiledRouter } from './router';
 import { compileArraySerializers } from './serializers';
 import { sendJsonArray } from './stream';
@@ -184,10 +184,6 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
       res,
     );
   };
-}
-
-function errorReply(error: ApiError): Reply {
-  return { status: error.status, body: error.toBody(), headers: { ...error.headers }, error };
 }
 
 /** A message for a request that failed validation, naming the parameter. */

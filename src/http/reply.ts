@@ -31,6 +31,11 @@ export type SuccessReply<K extends OperationId> = {
     : WithBody<S, JsonOf<Responses<K>[S]>>;
 }[SuccessStatus<K>];
 
+/** The reply that renders an ApiError: the spec's Error body, its status, and its headers. */
+export function errorReply(error: ApiError): Reply {
+  return { status: error.status, body: error.toBody(), headers: { ...error.headers }, error };
+}
+
 /**
  * Writes a checked reply: JSON bodies as exactly `application/json`, with a Content-Length.
  * The body goes to `end` as a string, so Node sends it in one write with the head.
