@@ -11,6 +11,8 @@ import { bigDownload, median, peakRss, startServer, throughput, type Server } fr
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const BIG = Number(process.env.BENCH_BIG ?? 1_000_000);
+// A substring of scenario names: runs only those throughput scenarios and skips the large runs.
+const ONLY = process.env.BENCH_ONLY;
 const ROOT = path.join(__dirname, '..', '..', '..');
 const CLI = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
 
@@ -74,6 +76,7 @@ async function main(): Promise<void> {
     { name: 'listOrders, wrong key: 401 (c=32)', db: small, method: 'GET', path: '/v1/store/orders', headers: { Authorization: 'Bearer pso_wrong' }, connections: 32, expect: 401 },
   ];
 
+  if (ONLY !== undefined) scenarios.splice(0, scenarios.length, ...scenarios.filter((s) => s.name.includes(ONLY)));
   const results = new Map<string, number[]>();
   for (let round = 0; round < ROUNDS; round += 1) {
     const order = round % 2 === 0 ? KINDS : [...KINDS].reverse();
@@ -107,6 +110,10 @@ async function main(): Promise<void> {
     );
   }
 
+  if (ONLY !== undefined) {
+    process.stdout.write(`${lines.join('\n')}\n`);
+    return;
+  }
   process.stderr.write(`preparing ${BIG.toLocaleString('en')} orders through the CLI import\n`);
   const importLines = await importRuns();
   const big = path.join(work, 'big.db');

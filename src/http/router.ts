@@ -6,9 +6,9 @@ type Operation = AnyOperation<OpenAPIV3.Document>;
 /**
  * openapi-backend's router with its per-request work done once. The stock router rebuilds the list
  * of operations (a lodash chain over the whole document) and compiles a RegExp per path template on
- * every request, and the dispatcher parses each request three times. The document never changes
- * after start-up, so this router builds the operations and their patterns once, and parses a
- * request at most once per operation. Matching follows the stock router exactly: exact paths
+ * every request, and parses every request with lodash, `cookie` and `qs` even when it has no
+ * cookies and no query. The document never changes after start-up, so this router builds the
+ * operations and their patterns once, and parses the common request directly. Matching follows the stock router exactly: exact paths
  * first, then templates by specificity, 404 outside the API root or for no path, 405 for a path
  * without the method.
  */
@@ -16,7 +16,7 @@ export class CompiledRouter extends OpenAPIRouter<OpenAPIV3.Document> {
   private operations: Operation[] | undefined;
   private templates: Array<{ operation: Operation; pattern: RegExp; specificity: number }> | undefined;
   private readonly root: string;
-  private readonly parsed = new WeakMap<Request, Map<Operation | undefined, ParsedRequest>>();
+  private readonly extractors = new Map<Operation, (path: string) => Record<string, string> | null>();
 
   constructor(opts: { definition: OpenAPIV3.Document; apiRoot: string }) {
     super(opts);
@@ -49,26 +49,32 @@ export class CompiledRouter extends OpenAPIRouter<OpenAPIV3.Document> {
     return match ? match.operation : fail('405-methodNotAllowed: this method is not registered for the route');
   }
 
+  /**
+   * Parses a request as the stock router does, without its per-request lodash passes, cookie and
+   * query parsing when there is nothing to parse, or recompiling the path template. Requests with
+   * a body, a query string or cookies go to the stock parser, which handles every style.
+   */
   override parseRequest(req: Request, operation?: Operation): ParsedRequest {
-    let byOperation = this.parsed.get(req);
-    if (!byOperation) {
-      byOperation = new Map();
-      this.parsed.set(req, byOperation);
+    const query = req.query;
+    const hasQuery = typeof query === 'string' ? query !== '' && query !== '?' : query !== undefined;
+    if (req.body !== undefined || hasQuery || hasHeader(req.headers, 'cookie')) {
+      return super.parseRequest(req, operation);
     }
-    let parsed = byOperation.get(operation);
-    if (!parsed) {
-      parsed = super.parseRequest(req, operation);
-      byOperation.set(operation, parsed);
+    const headers: Record<string, string | string[]> = {};
+    for (const name of Object.keys(req.headers)) headers[name.toLowerCase()] = req.headers[name]!;
+    const normalized = this.normalizeRequest(req);
+    const params = operation ? (this.paramsOf(operation, this.normalizePath(normalized.path)) ?? {}) : {};
+    return { ...normalized, params, headers, query: {}, cookies: {}, requestBody: undefined };
+  }
+
+  /** The path parameters of `path` under `operation`'s template, percent-decoded, as the stock parser gives them. */
+  private paramsOf(operation: Operation, path: string): Record<string, string> | null {
+    let extract = this.extractors.get(operation);
+    if (!extract) {
+      extract = paramExtractor(operation.path);
+      this.extractors.set(operation, extract);
     }
-    // Each caller gets its own parameter objects: the validator coerces them in place, and a
-    // coerced value must never reach a handler that parses the raw string strictly.
-    return {
-      ...parsed,
-      params: { ...parsed.params },
-      query: { ...parsed.query },
-      headers: { ...parsed.headers },
-      cookies: { ...parsed.cookies },
-    };
+    return extract(path);
   }
 
   /** Every operation's path template as a RegExp, most specific first, as the stock router orders them. */
@@ -84,7 +90,50 @@ export class CompiledRouter extends OpenAPIRouter<OpenAPIV3.Document> {
   }
 }
 
+function literal(part: string): string {
+  return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
 function templatePattern(path: string): string {
-  const literal = (part: string): string => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   return `^${path.replace(/\{[^}]+\}/g, '\0').split('\0').map(literal).join('[^/]+')}$`;
+}
+
+function hasHeader(headers: Request['headers'], name: string): boolean {
+  for (const key of Object.keys(headers)) if (key.toLowerCase() === name) return true;
+  return false;
+}
+
+/**
+ * What the stock parser (bath) does with a template: `{name}` matches any run of characters
+ * other than `/`, and each value is percent-decoded. A value that cannot be decoded, or a name
+ * given two different values, is no match.
+ */
+function paramExtractor(template: string): (path: string) => Record<string, string> | null {
+  const names: string[] = [];
+  const source = template
+    .split(/(\{[A-Za-z0-9_-]+\})/)
+    .map((part, i) => {
+      if (i % 2 === 0) return literal(part);
+      names.push(part.slice(1, -1));
+      return '([^/]*)';
+    })
+    .join('');
+  const pattern = new RegExp(`^${source}$`);
+  return (path) => {
+    const match = pattern.exec(path);
+    if (match === null) return null;
+    const params: Record<string, string> = {};
+    for (let i = 0; i < names.length; i += 1) {
+      let value: string;
+      try {
+        value = decodeURIComponent(match[i + 1]!);
+      } catch {
+        return null;
+      }
+      const name = names[i]!;
+      if (Object.hasOwn(params, name) && params[name] !== value) return null;
+      params[name] = value;
+    }
+    return params;
+  };
 }
