@@ -1,8 +1,10 @@
 import fs from 'node:fs';
 import request from 'supertest';
 import { parse } from 'yaml';
+import express from 'express';
 import { createApp } from '../src/app';
 import { SPEC_PATH, cloneDocument, loadDocument } from '../src/contract/document';
+import { createHttpServer } from '../src/server';
 import type { Store } from '../src/store';
 import { addKey, freshStore, order, tempDir } from './helpers/store';
 
@@ -145,5 +147,26 @@ describe('startup', () => {
     };
 
     await expect(createApp({ store, document })).rejects.toThrow('the spec has operations with no handler: getInventory');
+  });
+});
+
+describe('createHttpServer', () => {
+  test('builds requests and responses on the app prototypes, so express has nothing to swap', async () => {
+    const app = express();
+    const seen: boolean[] = [];
+    app.use((req, res) => {
+      res.json({ path: req.path, host: req.get('host') });
+    });
+    const server = createHttpServer(app);
+    // Looks before express does: its own Object.setPrototypeOf would make any later look pass.
+    server.prependListener('request', (req, res) => {
+      seen.push(Object.getPrototypeOf(req) === app.request, Object.getPrototypeOf(res) === app.response);
+    });
+
+    const res = await request(server).get('/a/b?c=d');
+
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ path: '/a/b', host: expect.stringMatching(/^127\.0\.0\.1:\d+$/) });
+    expect(seen).toEqual([true, true]);
   });
 });
