@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { OpenAPIV3 } from 'openapi-types';
 import { SPEC_PATH, loadDocument } from './contract/document';
+import { DEFAULT_LIMITS } from './config';
 import { ApiError, toApiError } from './errors';
 import { createDispatcher } from './http/backend';
 import { createHandlers, type OperationHandlers } from './http/handlers';
@@ -21,6 +22,8 @@ export interface AppDeps {
   handlers?: Partial<OperationHandlers>;
   /** Orders per chunk of the streamed list (default 1000). */
   listChunkItems?: number;
+  /** Largest request body accepted, in bytes (default 16 KiB); no v1 operation takes one. */
+  maxBodyBytes?: number;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -30,6 +33,7 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
   const logger = deps.logger ?? silentLogger;
   const document = deps.document ?? loadDocument();
   const chunkItems = deps.listChunkItems ?? 1000;
+  const maxBodyBytes = deps.maxBodyBytes ?? DEFAULT_LIMITS.maxBodyBytes;
   const dispatch = await createDispatcher({
     document,
     store: deps.store,
@@ -63,15 +67,32 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
     );
   };
 
+  // API requests, the hot path, go straight to the dispatcher instead of past every route below.
+  const route = (req: Request, res: Response, next: NextFunction): Promise<void> | void => {
+    const { path: rawPath } = req;
+    if (rawPath.startsWith('/v1/') && rawPath !== '/v1/openapi.json') return dispatchContract(req, res);
+    next();
+  };
+
   app.use((req: Request, res: Response, next: NextFunction) => {
     const incoming = req.get('x-request-id');
     res.locals.requestId = incoming !== undefined && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     res.setHeader('X-Request-Id', res.locals.requestId as string);
     res.setHeader('X-Content-Type-Options', 'nosniff');
-    // API requests, the hot path, go straight to the dispatcher instead of past every route below.
-    const { path: rawPath } = req;
-    if (rawPath.startsWith('/v1/') && rawPath !== '/v1/openapi.json') return dispatchContract(req, res);
-    next();
+    // Responses carry orders and keyed answers; no cache may keep them. A client that keeps a
+    // list itself can still revalidate it with If-None-Match.
+    res.setHeader('Cache-Control', 'no-store');
+    // No v1 operation takes a body. One over the limit is refused before anything else happens;
+    // one within it is read (and ignored) before the request is answered.
+    const declared = req.headers['content-length'];
+    if (declared !== undefined && Number(declared) > maxBodyBytes) return sendReply(res, errorReply(bodyTooLarge(maxBodyBytes)));
+    if ((declared === undefined || declared === '0') && req.headers['transfer-encoding'] === undefined) {
+      return route(req, res, next);
+    }
+    return readBody(req, maxBodyBytes).then((outcome) => {
+      if (outcome === 'ok') return route(req, res, next);
+      if (outcome === 'too_large') sendReply(res, errorReply(bodyTooLarge(maxBodyBytes)));
+    });
   });
 
   app.get('/healthz', (_req, res) => sendReply(res, { status: 200, body: { status: 'ok' } }));
@@ -87,12 +108,14 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
   });
 
   app.get('/v1/openapi.json', (_req, res) => {
+    res.setHeader('Cache-Control', 'no-cache');
     res.setHeader('Content-Type', 'application/json');
     res.setHeader('Content-Length', served.length);
     res.end(served);
   });
 
   app.get('/changelog', (_req, res) => {
+    res.setHeader('Cache-Control', 'no-cache');
     res.setHeader('Content-Type', 'text/markdown; charset=utf-8');
     res.setHeader('Content-Length', changelog.length);
     res.end(changelog);
@@ -112,6 +135,32 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
   });
 
   return app;
+}
+
+/** The 413 for a body over the limit; the connection closes after it, with the rest of the body unread. */
+function bodyTooLarge(limit: number): ApiError {
+  return new ApiError('invalid_request', `The request body exceeds ${limit} bytes`, { Connection: 'close' }, 413);
+}
+
+/**
+ * Reads a request body and ignores it, so that a request is whole before it is answered.
+ * `too_large` as soon as it passes the limit; `aborted` if the client went away first.
+ */
+function readBody(req: Request, limit: number): Promise<'ok' | 'too_large' | 'aborted'> {
+  return new Promise((resolve) => {
+    let received = 0;
+    const onData = (chunk: Buffer): void => {
+      received += chunk.length;
+      if (received <= limit) return;
+      req.off('data', onData);
+      req.pause();
+      resolve('too_large');
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve('ok'));
+    req.once('close', () => resolve(req.complete ? 'ok' : 'aborted'));
+    req.once('error', () => resolve('aborted'));
+  });
 }
 
 function decodable(rawPath: string): boolean {

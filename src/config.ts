@@ -12,8 +12,34 @@ export interface Config {
   readonly port: number;
   /** How long a shutdown waits for in-flight requests before closing their connections. */
   readonly shutdownTimeoutMs: number;
+  /** How long a store operation waits for another connection's lock before answering 503. */
+  readonly busyTimeoutMs: number;
+  readonly limits: HttpLimits;
   readonly logLevel: LogLevel;
 }
+
+/** What the HTTP server accepts from one client before it answers with an error and hangs up. */
+export interface HttpLimits {
+  /** Time allowed to receive a request's headers (slow-header clients). */
+  readonly headersTimeoutMs: number;
+  /** Time allowed to receive a whole request, headers and body. */
+  readonly requestTimeoutMs: number;
+  /** How long an idle keep-alive connection stays open. */
+  readonly keepAliveTimeoutMs: number;
+  /** Largest request head (request line and headers), in bytes. */
+  readonly maxHeaderBytes: number;
+  /** Largest request body, in bytes; no operation of v1 takes one. */
+  readonly maxBodyBytes: number;
+}
+
+/** The limits when nothing overrides them. */
+export const DEFAULT_LIMITS: HttpLimits = Object.freeze({
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5_000,
+  maxHeaderBytes: 16_384,
+  maxBodyBytes: 16_384,
+});
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -46,10 +72,15 @@ export function loadConfig(
     databaseUrl,
     host: overrides.host ?? nonEmpty(env.HOST) ?? '127.0.0.1',
     port: parsePort(overrides.port ?? nonEmpty(env.PORT) ?? '8080', overrides.port !== undefined ? '--port' : 'PORT'),
-    shutdownTimeoutMs: parseNonNegativeInt(
-      nonEmpty(env.PETSTORE_SHUTDOWN_TIMEOUT_MS) ?? '10000',
-      'PETSTORE_SHUTDOWN_TIMEOUT_MS',
-    ),
+    shutdownTimeoutMs: number(env, 'PETSTORE_SHUTDOWN_TIMEOUT_MS', 10_000),
+    busyTimeoutMs: number(env, 'PETSTORE_BUSY_TIMEOUT_MS', 2000),
+    limits: Object.freeze({
+      headersTimeoutMs: number(env, 'PETSTORE_HEADERS_TIMEOUT_MS', DEFAULT_LIMITS.headersTimeoutMs, 1),
+      requestTimeoutMs: number(env, 'PETSTORE_REQUEST_TIMEOUT_MS', DEFAULT_LIMITS.requestTimeoutMs, 1),
+      keepAliveTimeoutMs: number(env, 'PETSTORE_KEEP_ALIVE_TIMEOUT_MS', DEFAULT_LIMITS.keepAliveTimeoutMs, 1),
+      maxHeaderBytes: number(env, 'PETSTORE_MAX_HEADER_BYTES', DEFAULT_LIMITS.maxHeaderBytes, 1024),
+      maxBodyBytes: number(env, 'PETSTORE_MAX_BODY_BYTES', DEFAULT_LIMITS.maxBodyBytes),
+    }),
     logLevel: parseLogLevel(nonEmpty(env.LOG_LEVEL) ?? 'info'),
   });
 }
@@ -66,9 +97,12 @@ function parsePort(raw: string, name: string): number {
   return port;
 }
 
-function parseNonNegativeInt(raw: string, name: string): number {
-  if (!/^\d{1,9}$/.test(raw)) {
-    throw new ConfigError(`${name} must be a whole number of milliseconds, got "${raw}"`);
+/** A whole-number variable (milliseconds or bytes), at least `min`, or its default when unset. */
+function number(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
+  const raw = nonEmpty(env[name]);
+  if (raw === undefined) return fallback;
+  if (!/^\d{1,9}$/.test(raw.trim()) || Number(raw) < min) {
+    throw new ConfigError(`${name} must be a whole number${min > 0 ? ` of at least ${min}` : ''}, got "${raw}"`);
   }
   return Number(raw);
 }

@@ -21,7 +21,8 @@ export class ApiError extends Error {
   /** Extra response headers, such as `WWW-Authenticate` or `Allow`. */
   readonly headers: Readonly<Record<string, string>>;
 
-  constructor(code: ErrorCode, message?: string, headers: Record<string, string> = {}) {
+  /** `status` differs from the code's own only for the request limits (408, 413, 431), all `invalid_request`. */
+  constructor(code: ErrorCode, message?: string, headers: Record<string, string> = {}, status = ERRORS[code].status) {
     // An ApiError is an expected answer, never logged with a stack: skip capturing one, which
     // costs more than the rest of a 404.
     const limit = Error.stackTraceLimit;
@@ -29,7 +30,7 @@ export class ApiError extends Error {
     super(message ?? ERRORS[code].message);
     Error.stackTraceLimit = limit;
     this.code = code;
-    this.status = ERRORS[code].status;
+    this.status = status;
     this.headers = headers;
   }
 

@@ -49,7 +49,14 @@ export function buildProgram(io: CliIO): Command {
       const logger = createLogger(cfg.logLevel);
       const store = openStore(cfg);
       const demoKey = options.demo && !cfg.production ? await seedDemo(store) : null;
-      const server = await startServer({ store, logger, host: cfg.host, port: cfg.port, shutdownTimeoutMs: cfg.shutdownTimeoutMs });
+      const server = await startServer({
+        store,
+        logger,
+        host: cfg.host,
+        port: cfg.port,
+        shutdownTimeoutMs: cfg.shutdownTimeoutMs,
+        limits: cfg.limits,
+      });
       closeOnSignals(server, logger);
       logger.info({ url: server.url, db: cfg.dbPath }, 'listening');
       if (options.demo && !cfg.production) io.stdout(demoBanner(server.url, cfg.dbPath, demoKey));

@@ -9,5 +9,5 @@ export function openStore(config: Config): Store {
       'PETSTORE_DATABASE_URL is set, but this release has only the SQLite store; unset it and use PETSTORE_DB or --db',
     );
   }
-  return openSqliteStore(config.dbPath);
+  return openSqliteStore(config.dbPath, { busyTimeoutMs: config.busyTimeoutMs });
 }
