@@ -44,7 +44,8 @@ describe('CompiledRouter', () => {
       expect(compiled.parseRequest(request)).toEqual(stock.parseRequest(request));
       if (operation) {
         const ours = compiled.parseRequest(request, compiled.matchOperation(request, true));
-        expect(ours).toEqual(stock.parseRequest(request, operation));
+        // The one intended difference: query parameters the operation does not declare are dropped.
+        expect(ours).toEqual({ ...stock.parseRequest(request, operation), query: {} });
       }
     },
   );

@@ -16,6 +16,7 @@ export class CompiledRouter extends OpenAPIRouter<OpenAPIV3.Document> {
   private operations: Operation[] | undefined;
   private templates: Array<{ operation: Operation; pattern: RegExp; specificity: number }> | undefined;
   private readonly root: string;
+  private readonly queryNames = new Map<Operation, Set<string>>();
   private readonly extractors = new Map<Operation, (path: string) => Record<string, string> | null>();
 
   constructor(opts: { definition: OpenAPIV3.Document; apiRoot: string }) {
@@ -58,13 +59,33 @@ export class CompiledRouter extends OpenAPIRouter<OpenAPIV3.Document> {
     const query = req.query;
     const hasQuery = typeof query === 'string' ? query !== '' && query !== '?' : query !== undefined;
     if (req.body !== undefined || hasQuery || hasHeader(req.headers, 'cookie')) {
-      return super.parseRequest(req, operation);
+      const parsed = super.parseRequest(req, operation);
+      return operation ? { ...parsed, query: this.declaredQuery(operation, parsed.query) } : parsed;
     }
     const headers: Record<string, string | string[]> = {};
     for (const name of Object.keys(req.headers)) headers[name.toLowerCase()] = req.headers[name]!;
     const normalized = this.normalizeRequest(req);
     const params = operation ? (this.paramsOf(operation, this.normalizePath(normalized.path)) ?? {}) : {};
     return { ...normalized, params, headers, query: {}, cookies: {}, requestBody: undefined };
+  }
+
+  /**
+   * Only the query parameters the operation declares: the others are ignored, as the API
+   * description promises, rather than failing validation (a cache-busting `?_=1` is not an error).
+   */
+  private declaredQuery(operation: Operation, query: ParsedRequest['query']): ParsedRequest['query'] {
+    let names = this.queryNames.get(operation);
+    if (!names) {
+      names = new Set(
+        (operation.parameters ?? [])
+          .filter((p): p is OpenAPIV3.ParameterObject => !('$ref' in p) && p.in === 'query')
+          .map((p) => p.name),
+      );
+      this.queryNames.set(operation, names);
+    }
+    const declared: ParsedRequest['query'] = {};
+    for (const name of Object.keys(query)) if (names.has(name)) declared[name] = query[name]!;
+    return declared;
   }
 
   /** The path parameters of `path` under `operation`'s template, percent-decoded, as the stock parser gives them. */
