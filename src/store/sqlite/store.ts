@@ -11,6 +11,7 @@ import {
   type ShipOutcome,
   type Store,
 } from '../types';
+import { StoreUnavailableError } from '../../errors';
 import { guard, isSqliteError } from './errors';
 import { importThroughStaging } from './import';
 import { migrate } from './migrations';
@@ -47,7 +48,7 @@ export function openSqliteStore(file: string, options: SqliteStoreOptions = {}):
     db.close();
     throw err;
   }
-  return new SqliteStore(db, new ReaderPool(file, busyTimeoutMs), () => {
+  return new SqliteStore(db, new DatabaseFile(file), new ReaderPool(file, busyTimeoutMs), () => {
     const importer = new Database(file, { timeout: busyTimeoutMs });
     configureConnection(importer);
     return importer;
@@ -56,13 +57,56 @@ export function openSqliteStore(file: string, options: SqliteStoreOptions = {}):
 
 const now = (): string => new Date().toISOString();
 
+/** Below this much free space on the database's filesystem, the store reports itself not ready. */
+const MIN_FREE_BYTES = 256 * 1024;
+
+/**
+ * The database file as it was opened. An open connection keeps working on a file that has been
+ * removed or replaced underneath it, and every write it then makes is lost with the old inode;
+ * so writes and readiness first check that the path still names the file that was opened, and
+ * that the process can still read and write it.
+ */
+class DatabaseFile {
+  private readonly identity: { dev: number; ino: number };
+
+  constructor(readonly path: string) {
+    const { dev, ino } = fs.statSync(path);
+    this.identity = { dev, ino };
+  }
+
+  /** Throws StoreUnavailableError unless the path still names the opened, accessible file. */
+  check(): void {
+    let stat: fs.Stats;
+    try {
+      stat = fs.statSync(this.path);
+      fs.accessSync(this.path, fs.constants.R_OK | fs.constants.W_OK);
+    } catch (err) {
+      throw new StoreUnavailableError(`the database file cannot be used: ${(err as Error).message}`, { cause: err });
+    }
+    if (stat.dev !== this.identity.dev || stat.ino !== this.identity.ino) {
+      throw new StoreUnavailableError('the database file was replaced while the store had it open');
+    }
+  }
+
+  /** Throws StoreUnavailableError when the file's filesystem has too little room left for writes. */
+  checkRoom(): void {
+    const { bavail, bsize } = fs.statfsSync(path.dirname(this.path));
+    if (bavail * bsize < MIN_FREE_BYTES) {
+      throw new StoreUnavailableError(`the disk holding the database has less than ${MIN_FREE_BYTES} bytes free`);
+    }
+  }
+}
+
 class SqliteStore implements Store {
   private readonly statements;
   /** Cancels arriving together share one transaction, and so one fsync, before any is answered. */
   private readonly cancels: GroupCommit<number, CancelOutcome>;
+  /** The last write that failed because the store was unavailable, until a write succeeds again. */
+  private writeFailure: unknown = null;
 
   constructor(
     private readonly db: Database.Database,
+    private readonly file: DatabaseFile,
     private readonly readers: ReaderPool,
     /** Opens a connection of the import's own: its staging transaction spans awaits. */
     private readonly openImporter: () => Database.Database,
@@ -84,7 +128,7 @@ class SqliteStore implements Store {
       ),
       revokeKey: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL'),
       findKey: db.prepare<[string], { name: string }>('SELECT name FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL'),
-      ping: db.prepare('SELECT 1'),
+      touch: db.prepare('UPDATE store_meta SET revision = revision'),
     };
     const cancelAll = db.transaction((ids: readonly number[]): CancelOutcome[] => {
       const at = now();
@@ -95,7 +139,26 @@ class SqliteStore implements Store {
       if (outcomes.includes('cancelled')) this.statements.bump.run();
       return outcomes;
     });
-    this.cancels = new GroupCommit((ids) => guard(() => cancelAll.immediate(ids)));
+    this.cancels = new GroupCommit((ids) => this.write(() => cancelAll.immediate(ids)));
+  }
+
+  /**
+   * Runs a write: only on the file that was opened, with an unreachable store turned into
+   * StoreUnavailableError, and remembered until a later write succeeds, so that readiness
+   * reports a store that cannot write.
+   */
+  private write<T>(operation: () => T): T {
+    try {
+      const result = guard(() => {
+        this.file.check();
+        return operation();
+      });
+      this.writeFailure = null;
+      return result;
+    } catch (err) {
+      if (err instanceof StoreUnavailableError) this.writeFailure = err;
+      throw err;
+    }
   }
 
   async snapshotOrders(prefetch = 1000): Promise<OrderSnapshot> {
@@ -133,7 +196,7 @@ class SqliteStore implements Store {
 
 
   async shipOrder(id: number): Promise<ShipOutcome> {
-    return guard(() =>
+    return this.write(() =>
       this.db
         .transaction((): ShipOutcome => {
           if (this.statements.ship.run(now(), id).changes === 1) {
@@ -151,9 +214,14 @@ class SqliteStore implements Store {
   async importOrders(records: Iterable<ImportRecord> | AsyncIterable<ImportRecord>): Promise<number> {
     // The staging transaction stays open while the records stream in, so it must not share the
     // connection that serves cancels and lists in the meantime.
-    const importer = guard(() => this.openImporter());
+    const importer = this.write(() => this.openImporter());
     try {
-      return await importThroughStaging(importer, records, now());
+      const imported = await importThroughStaging(importer, records, now());
+      this.writeFailure = null;
+      return imported;
+    } catch (err) {
+      if (err instanceof StoreUnavailableError) this.writeFailure = err;
+      throw err;
     } finally {
       importer.close();
     }
@@ -164,7 +232,7 @@ class SqliteStore implements Store {
   }
 
   async createKey(name: string, keyHash: string): Promise<void> {
-    guard(() => {
+    this.write(() => {
       try {
         this.statements.createKey.run(name, keyHash, now());
       } catch (err) {
@@ -181,7 +249,7 @@ class SqliteStore implements Store {
   }
 
   async revokeKey(name: string): Promise<boolean> {
-    return guard(() => this.statements.revokeKey.run(now(), name).changes === 1);
+    return this.write(() => this.statements.revokeKey.run(now(), name).changes === 1);
   }
 
   async findActiveKey(keyHash: string): Promise<string | null> {
@@ -189,7 +257,22 @@ class SqliteStore implements Store {
   }
 
   async ping(): Promise<void> {
-    guard(() => this.statements.ping.get());
+    guard(() => {
+      this.file.check();
+      this.file.checkRoom();
+      this.statements.meta.get();
+    });
+    // After a failed write, ready again only once a write succeeds: a no-op update, which needs
+    // the write lock and room for a log frame, and does not wait for another writer's lock.
+    if (this.writeFailure !== null) {
+      const timeout = this.db.pragma('busy_timeout', { simple: true }) as number;
+      this.db.pragma('busy_timeout = 0');
+      try {
+        this.write(() => this.db.transaction(() => this.statements.touch.run()).immediate());
+      } finally {
+        this.db.pragma(`busy_timeout = ${timeout}`);
+      }
+    }
   }
 
   async close(): Promise<void> {
