@@ -10,6 +10,7 @@ afterAll(tmp.cleanup);
 
 const ORDERS = 30;
 const CANCELS_PER_ORDER = 6;
+const SPREAD_MS = 4000;
 
 function ship(db: string, id: number): Promise<{ status: number | null; out: string }> {
   return new Promise((resolve) => {
@@ -30,15 +31,24 @@ test('every order ends cancelled or shipped, never both; one 204 per cancelled o
   const ids = records.map((record) => record.id);
   const shipped = ids.filter((id) => id % 2 === 0);
 
-  const cancels = ids.flatMap((id) =>
-    Array.from({ length: CANCELS_PER_ORDER }, async () => {
+  // The ships are separate processes that take a moment to start, so the cancels are spread over
+  // that moment: some orders are cancelled first and some shipped first.
+  // Orders 2, 6, 10, ... are cancelled only after their ship has finished, so that outcome is
+  // certain to occur; every other order's cancels race the ships.
+  const ships = new Map(shipped.map((id) => [id, ship(db, id)]));
+  const cancels = ids.flatMap((id) => {
+    const at = id % 4 === 2 ? ships.get(id)! : new Promise((resolve) => setTimeout(resolve, (id / ORDERS) * SPREAD_MS));
+    return Array.from({ length: CANCELS_PER_ORDER }, async () => {
+      await at;
       const res = await fetch(`${server.url}/v1/store/orders/${id}`, { method: 'DELETE', headers: { Authorization: `Bearer ${key}` } });
       if (res.status !== 204) expect(((await res.json()) as { status: number }).status).toBe(res.status);
       return { id, status: res.status };
-    }),
-  );
-  const ships = shipped.map(async (id) => ({ id, ...(await ship(db, id)) }));
-  const [cancelled, shipResults] = await Promise.all([Promise.all(cancels), Promise.all(ships)]);
+    });
+  });
+  const [cancelled, shipResults] = await Promise.all([
+    Promise.all(cancels),
+    Promise.all(shipped.map(async (id) => ({ id, ...(await ships.get(id)!) }))),
+  ]);
   server.child.kill('SIGTERM');
   await server.exited;
 
@@ -61,6 +71,10 @@ test('every order ends cancelled or shipped, never both; one 204 per cancelled o
     if (row.status === 'shipped') expect([result.id, result.status, result.out]).toEqual([result.id, 0, `order ${result.id} shipped\n`]);
     else expect([result.id, result.status, result.out]).toEqual([result.id, 1, expect.stringContaining('cancelled')]);
   }
+  // The race really happened both ways.
+  const shippedIds = shipped.filter((id) => final.get(id)!.status === 'shipped');
+  for (const id of shipped.filter((id) => id % 4 === 2)) expect([id, final.get(id)!.status]).toEqual([id, 'shipped']);
+  process.stdout.write(`concurrency: ${cancelled.length} cancels and ${shipped.length} ships raced; ${shippedIds.length} shipped first\n`);
   // Odd orders were never shipped, so they were all cancelled.
   for (const id of ids.filter((id) => id % 2 === 1)) expect(final.get(id)!.status).toBe('cancelled');
 }, 60_000);
