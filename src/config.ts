@@ -12,8 +12,9 @@ export interface Config {
   readonly port: number;
   /** How long a shutdown waits for in-flight requests before closing their connections. */
   readonly shutdownTimeoutMs: number;
-  /** How long a store operation waits for another connection's lock before answering 503. */
+  /** How long a store operation waits for another connection's lock (or a free PostgreSQL connection) before answering 503. */
   readonly busyTimeoutMs: number;
+  readonly postgres: { readonly poolSize: number; readonly statementTimeoutMs: number };
   readonly limits: HttpLimits;
   readonly logLevel: LogLevel;
 }
@@ -74,6 +75,10 @@ export function loadConfig(
     port: parsePort(overrides.port ?? nonEmpty(env.PORT) ?? '8080', overrides.port !== undefined ? '--port' : 'PORT'),
     shutdownTimeoutMs: number(env, 'PETSTORE_SHUTDOWN_TIMEOUT_MS', 10_000),
     busyTimeoutMs: number(env, 'PETSTORE_BUSY_TIMEOUT_MS', 2000),
+    postgres: Object.freeze({
+      poolSize: number(env, 'PETSTORE_PG_POOL_SIZE', 10, 1),
+      statementTimeoutMs: number(env, 'PETSTORE_PG_STATEMENT_TIMEOUT_MS', 5000, 1),
+    }),
     limits: Object.freeze({
       headersTimeoutMs: number(env, 'PETSTORE_HEADERS_TIMEOUT_MS', DEFAULT_LIMITS.headersTimeoutMs, 1),
       requestTimeoutMs: number(env, 'PETSTORE_REQUEST_TIMEOUT_MS', DEFAULT_LIMITS.requestTimeoutMs, 1),

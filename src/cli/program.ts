@@ -9,7 +9,7 @@ import { generateKey, hashKey, keyNameProblem } from '../keys';
 import { createLogger } from '../logger';
 import { ImportError, compileImportValidator, importOrders } from '../orders';
 import { closeOnSignals, startServer } from '../server';
-import { DuplicateKeyNameError, openStore, type Store } from '../store';
+import { DuplicateKeyNameError, openStore, storeLocation, type Store } from '../store';
 
 /** Where the CLI reads and writes; injected so that tests can capture it. */
 export interface CliIO {
@@ -47,7 +47,7 @@ export function buildProgram(io: CliIO): Command {
     .action(async (options: { port?: string; host?: string; demo?: boolean }) => {
       const cfg = config({ port: options.port, host: options.host });
       const logger = createLogger(cfg.logLevel);
-      const store = openStore(cfg);
+      const store = await openStore(cfg, logger);
       const demoKey = options.demo && !cfg.production ? await seedDemo(store) : null;
       const server = await startServer({
         store,
@@ -58,8 +58,8 @@ export function buildProgram(io: CliIO): Command {
         limits: cfg.limits,
       });
       closeOnSignals(server, logger);
-      logger.info({ url: server.url, db: cfg.dbPath }, 'listening');
-      if (options.demo && !cfg.production) io.stdout(demoBanner(server.url, cfg.dbPath, demoKey));
+      logger.info({ url: server.url, db: storeLocation(cfg) }, 'listening');
+      if (options.demo && !cfg.production) io.stdout(demoBanner(server.url, storeLocation(cfg), demoKey));
     });
 
   const keys = program.command('keys').description('manage API keys');
@@ -161,7 +161,7 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
 }
 
 async function withStore<T>(config: Config, use: (store: Store) => Promise<T>): Promise<T> {
-  const store = openStore(config);
+  const store = await openStore(config);
   try {
     return await use(store);
   } finally {

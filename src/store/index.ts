@@ -4,4 +4,6 @@ export { DuplicateKeyNameError, ImportConflictError } from './types';
 export { openSqliteStore } from './sqlite/store';
 export { rowToOrder } from './sqlite/rows';
 export type { SqliteStoreOptions } from './sqlite/store';
-export { openStore } from './open';
+export { openStore, storeLocation } from './open';
+export { openPostgresStore } from './postgres/store';
+export type { PostgresStoreOptions } from './postgres/store';

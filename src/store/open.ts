@@ -1,13 +1,26 @@
-import { ConfigError, type Config } from '../config';
+import type { Config } from '../config';
+import type { Logger } from '../logger';
+import { openPostgresStore } from './postgres/store';
 import { openSqliteStore } from './sqlite/store';
 import type { Store } from './types';
 
-/** Opens the store the config selects. */
-export function openStore(config: Config): Store {
+/** Opens the store the config selects: PostgreSQL when PETSTORE_DATABASE_URL is set, else the SQLite file. */
+export async function openStore(config: Config, logger?: Logger): Promise<Store> {
   if (config.databaseUrl !== undefined) {
-    throw new ConfigError(
-      'PETSTORE_DATABASE_URL is set, but this release has only the SQLite store; unset it and use PETSTORE_DB or --db',
-    );
+    return openPostgresStore(config.databaseUrl, {
+      poolSize: config.postgres.poolSize,
+      statementTimeoutMs: config.postgres.statementTimeoutMs,
+      connectTimeoutMs: config.busyTimeoutMs,
+      logger,
+    });
   }
   return openSqliteStore(config.dbPath, { busyTimeoutMs: config.busyTimeoutMs });
+}
+
+/** Where the store lives, for logs and banners, without any password in the URL. */
+export function storeLocation(config: Config): string {
+  if (config.databaseUrl === undefined) return config.dbPath;
+  const url = new URL(config.databaseUrl);
+  url.password = '';
+  return url.toString();
 }

@@ -1,11 +1,7 @@
 import type Database from 'better-sqlite3';
+import type { Migration } from '../migration';
 
-/** One schema change; versions are applied in order, each in its own transaction, exactly once. */
-export interface Migration {
-  readonly version: number;
-  readonly name: string;
-  readonly sql: string;
-}
+export type { Migration } from '../migration';
 
 const SAFE = '9007199254740991';
 

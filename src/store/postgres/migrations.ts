@@ -1,0 +1,88 @@
+import type { PoolClient } from 'pg';
+import type { Migration } from '../migration';
+
+const SAFE = '9007199254740991';
+
+/** The PostgreSQL schema history. Append only: never edit a migration that has shipped. */
+export const PG_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'orders and api keys',
+    sql: `
+      CREATE TABLE orders (
+        id           BIGINT  PRIMARY KEY CONSTRAINT order_id_safe CHECK (id BETWEEN -${SAFE} AND ${SAFE}),
+        pet_id       BIGINT  NOT NULL CONSTRAINT order_pet_id_safe CHECK (pet_id BETWEEN -${SAFE} AND ${SAFE}),
+        quantity     BIGINT  NOT NULL CONSTRAINT order_quantity_range CHECK (quantity BETWEEN 1 AND ${SAFE}),
+        ship_date    TEXT    NOT NULL CONSTRAINT order_ship_date_shape CHECK (
+                               length(ship_date) BETWEEN 19 AND 64
+                               AND ship_date ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}'),
+        complete     BOOLEAN NOT NULL,
+        status       TEXT    NOT NULL DEFAULT 'pending'
+                             CONSTRAINT order_status_known CHECK (status IN ('pending', 'shipped', 'cancelled')),
+        created_at   TEXT    NOT NULL,
+        shipped_at   TEXT,
+        cancelled_at TEXT,
+        CONSTRAINT order_cancelled_at CHECK ((status = 'cancelled') = (cancelled_at IS NOT NULL)),
+        CONSTRAINT order_shipped_at CHECK ((status = 'shipped') = (shipped_at IS NOT NULL))
+      );
+      CREATE INDEX orders_listed ON orders (id) WHERE status <> 'cancelled';
+      CREATE INDEX orders_pet_id ON orders (pet_id) WHERE status <> 'cancelled';
+
+      -- One row: a random id for this database, and a counter bumped by every write that changes
+      -- what listOrders returns. Together they make the list's ETag, the same in every instance.
+      CREATE TABLE store_meta (
+        one      INTEGER PRIMARY KEY CHECK (one = 1),
+        store_id TEXT    NOT NULL,
+        revision BIGINT  NOT NULL
+      );
+      INSERT INTO store_meta (one, store_id, revision) VALUES (1, substr(md5(random()::text || clock_timestamp()::text), 1, 16), 0);
+
+      CREATE TABLE api_keys (
+        id         BIGSERIAL PRIMARY KEY,
+        name       TEXT NOT NULL CONSTRAINT api_keys_name_unique UNIQUE,
+        key_hash   TEXT NOT NULL CONSTRAINT api_keys_hash_unique UNIQUE,
+        created_at TEXT NOT NULL,
+        revoked_at TEXT
+      );
+    `,
+  },
+];
+
+/** Any 64-bit value; all instances of petstore-orders agree on it. */
+const MIGRATION_LOCK = 0x70657473746f7265n; // "petstore"
+
+/**
+ * Applies every migration newer than the database's in one transaction, under an advisory lock
+ * held until it commits, so that several instances starting at once apply each migration once;
+ * refuses a database from a newer release.
+ */
+export async function migratePostgres(client: PoolClient, migrations: readonly Migration[] = PG_MIGRATIONS): Promise<void> {
+  await client.query('BEGIN');
+  try {
+    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK.toString()]);
+    await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version    INTEGER PRIMARY KEY,
+      name       TEXT NOT NULL,
+      applied_at TEXT NOT NULL
+    )`);
+    const { rows } = await client.query<{ v: number | null }>('SELECT max(version) AS v FROM schema_migrations');
+    const current = rows[0]?.v ?? 0;
+    const latest = migrations.at(-1)?.version ?? 0;
+    if (current > latest) {
+      throw new Error(`database schema version ${current} is newer than this release knows (${latest})`);
+    }
+    for (const migration of migrations) {
+      if (migration.version <= current) continue;
+      await client.query(migration.sql);
+      await client.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
+        migration.version,
+        migration.name,
+        new Date().toISOString(),
+      ]);
+    }
+    await client.query('COMMIT');
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  }
+}

@@ -1,0 +1,237 @@
+import pg from 'pg';
+import Cursor from 'pg-cursor';
+import type { Order } from '../../contract/types';
+import type { Logger } from '../../logger';
+import { silentLogger } from '../../logger';
+import { etagOf, rowToOrder, type OrderRow } from '../sqlite/rows';
+import { snapshotOf } from '../sqlite/snapshots';
+import {
+  DuplicateKeyNameError,
+  type CancelOutcome,
+  type ImportRecord,
+  type KeyInfo,
+  type OrderSnapshot,
+  type OrderStatus,
+  type ShipOutcome,
+  type Store,
+} from '../types';
+import { guardPg, sqlState, translatePg } from './errors';
+import { importIntoPostgres } from './import';
+import { migratePostgres } from './migrations';
+
+/** Options for the PostgreSQL store. */
+export interface PostgresStoreOptions {
+  /** Connections per instance (default 10). */
+  poolSize?: number;
+  /** Longest a statement may run before it is cancelled and the request answers 503 (default 5000). */
+  statementTimeoutMs?: number;
+  /** Longest a request waits for a free connection, or for one to be made (default 2000). */
+  connectTimeoutMs?: number;
+  logger?: Logger;
+}
+
+// BIGINT columns hold ids and quantities that CHECK constraints keep within ±(2^53 − 1), so
+// they are exact as JavaScript numbers; pg would otherwise return them as strings.
+export const PG_TYPES = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === pg.types.builtins.INT8 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+
+const LIST_SQL = `SELECT id, pet_id, quantity, ship_date, CASE WHEN complete THEN 1 ELSE 0 END AS complete
+  FROM orders WHERE status <> 'cancelled' ORDER BY id`;
+
+const now = (): string => new Date().toISOString();
+
+/**
+ * Opens the PostgreSQL store: a pool of connections, with the schema migrated under an advisory
+ * lock so that instances starting together do not race. Every instance sharing the database sees
+ * the same orders, keys and list revision.
+ */
+export async function openPostgresStore(url: string, options: PostgresStoreOptions = {}): Promise<Store> {
+  const logger = options.logger ?? silentLogger;
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize ?? 10,
+    statement_timeout: options.statementTimeoutMs ?? 5000,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 2000,
+    idleTimeoutMillis: 30_000,
+    application_name: 'petstore-orders',
+    types: PG_TYPES,
+  });
+  // An idle connection that the server drops (a restart, pg_terminate_backend) emits here; the
+  // pool discards it and makes a new one on demand. Without a listener it would crash the process.
+  pool.on('error', (err) => logger.warn({ err }, 'a database connection was lost; it will be replaced'));
+  try {
+    const client = await pool.connect();
+    try {
+      await migratePostgres(client);
+    } finally {
+      client.release();
+    }
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    throw translatePg(err);
+  }
+  return new PostgresStore(pool);
+}
+
+class PostgresStore implements Store {
+  constructor(private readonly pool: pg.Pool) {}
+
+  private query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
+    return guardPg(() => this.pool.query<R>(text, values));
+  }
+
+  async snapshotOrders(prefetch = 1000): Promise<OrderSnapshot> {
+    return guardPg(async () => {
+      const client = await this.pool.connect();
+      let cursor: Cursor<OrderRow> | undefined;
+      let done = false;
+      // Returns the connection once; a failed one is destroyed rather than reused.
+      const finish = async (failed?: unknown): Promise<void> => {
+        if (done) return;
+        done = true;
+        try {
+          await cursor?.close();
+          await client.query('COMMIT');
+          client.release();
+        } catch (err) {
+          client.release(err instanceof Error ? err : true);
+        }
+        void failed;
+      };
+      try {
+        // One snapshot for the ETag and every row, however long the client takes to read them.
+        await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+        const meta = await client.query<{ store_id: string; revision: number }>('SELECT store_id, revision FROM store_meta');
+        const etag = etagOf(meta.rows[0]!);
+        cursor = client.query(new Cursor<OrderRow>(LIST_SQL, [], { rowMode: 'array' }));
+        const first = await cursor.read(prefetch + 1);
+        if (first.length <= prefetch) {
+          await finish();
+          return snapshotOf(etag, first.map(rowToOrder));
+        }
+        let pending: OrderRow[] = first;
+        const open = cursor;
+        return {
+          etag,
+          read: async (max: number): Promise<Order[]> => {
+            if (pending.length < max && !done) {
+              try {
+                const more = await open.read(max - pending.length);
+                if (more.length === 0) await finish();
+                pending = pending.concat(more);
+              } catch (err) {
+                client.release(true);
+                done = true;
+                throw translatePg(err);
+              }
+            }
+            const chunk = pending.slice(0, max);
+            pending = pending.slice(max);
+            return chunk.map(rowToOrder);
+          },
+          close: () => finish(),
+        };
+      } catch (err) {
+        done = true;
+        client.release(true);
+        throw err;
+      }
+    });
+  }
+
+  async listEtag(): Promise<string> {
+    const { rows } = await this.query<{ store_id: string; revision: number }>('SELECT store_id, revision FROM store_meta');
+    return etagOf(rows[0]!);
+  }
+
+  async hasOrders(): Promise<boolean> {
+    return (await this.query('SELECT 1 FROM orders LIMIT 1')).rowCount === 1;
+  }
+
+  async cancelOrder(id: number): Promise<CancelOutcome> {
+    // One statement: the conditional update and the revision bump commit together, and
+    // concurrent cancels of one order across instances give exactly one 'cancelled'.
+    const { rows } = await this.query<{ cancelled: number; status: OrderStatus | null }>(
+      `WITH cancelled AS (
+         UPDATE orders SET status = 'cancelled', cancelled_at = $2 WHERE id = $1 AND status = 'pending' RETURNING id
+       ), bumped AS (
+         UPDATE store_meta SET revision = revision + 1 WHERE EXISTS (SELECT 1 FROM cancelled)
+       )
+       SELECT (SELECT count(*) FROM cancelled)::int AS cancelled, (SELECT status FROM orders WHERE id = $1) AS status`,
+      [id, now()],
+    );
+    const row = rows[0]!;
+    if (row.cancelled === 1) return 'cancelled';
+    return row.status === 'shipped' ? 'shipped' : 'not_found';
+  }
+
+  async shipOrder(id: number): Promise<ShipOutcome> {
+    const { rows } = await this.query<{ shipped: number; status: OrderStatus | null }>(
+      `WITH shipped AS (
+         UPDATE orders SET status = 'shipped', shipped_at = $2 WHERE id = $1 AND status = 'pending' RETURNING id
+       ), bumped AS (
+         UPDATE store_meta SET revision = revision + 1 WHERE EXISTS (SELECT 1 FROM shipped)
+       )
+       SELECT (SELECT count(*) FROM shipped)::int AS shipped, (SELECT status FROM orders WHERE id = $1) AS status`,
+      [id, now()],
+    );
+    const row = rows[0]!;
+    if (row.shipped === 1) return 'shipped';
+    if (row.status === 'shipped') return 'already_shipped';
+    return row.status === 'cancelled' ? 'cancelled' : 'not_found';
+  }
+
+  async importOrders(records: Iterable<ImportRecord> | AsyncIterable<ImportRecord>): Promise<number> {
+    const client = await guardPg(() => this.pool.connect());
+    let failed = false;
+    try {
+      return await importIntoPostgres(client, records, now());
+    } catch (err) {
+      failed = translatePg(err) !== err;
+      throw translatePg(err);
+    } finally {
+      client.release(failed);
+    }
+  }
+
+  async petExists(petId: number): Promise<boolean> {
+    return (await this.query(`SELECT 1 FROM orders WHERE pet_id = $1 AND status <> 'cancelled' LIMIT 1`, [petId])).rowCount === 1;
+  }
+
+  async createKey(name: string, keyHash: string): Promise<void> {
+    try {
+      await this.query('INSERT INTO api_keys (name, key_hash, created_at) VALUES ($1, $2, $3)', [name, keyHash, now()]);
+    } catch (err) {
+      if (sqlState(err) === '23505' && (err as { constraint?: string }).constraint === 'api_keys_name_unique') {
+        throw new DuplicateKeyNameError(`a key named "${name}" already exists`);
+      }
+      throw err;
+    }
+  }
+
+  async listKeys(): Promise<KeyInfo[]> {
+    const { rows } = await this.query<KeyInfo>(
+      'SELECT name, created_at AS "createdAt", revoked_at AS "revokedAt" FROM api_keys ORDER BY id',
+    );
+    return rows;
+  }
+
+  async revokeKey(name: string): Promise<boolean> {
+    return (await this.query('UPDATE api_keys SET revoked_at = $1 WHERE name = $2 AND revoked_at IS NULL', [now(), name])).rowCount === 1;
+  }
+
+  async findActiveKey(keyHash: string): Promise<string | null> {
+    const { rows } = await this.query<{ name: string }>('SELECT name FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL', [keyHash]);
+    return rows[0]?.name ?? null;
+  }
+
+  async ping(): Promise<void> {
+    await this.query('SELECT revision FROM store_meta');
+  }
+
+  async close(): Promise<void> {
+    if (!this.pool.ended) await this.pool.end();
+  }
+}
