@@ -9,4 +9,6 @@ module.exports = {
   },
   transformIgnorePatterns: ['/node_modules/(?!@apidevtools/json-schema-ref-parser/)'],
   testTimeout: 30000,
+  // Checks once whether PostgreSQL is there, so the store-parameterised suites know what to run.
+  globalSetup: '<rootDir>/tests/global-setup.ts',
 };

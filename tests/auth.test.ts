@@ -3,90 +3,93 @@ import { createApp } from '../src/app';
 import type { OperationId } from '../src/contract/types';
 import type { Store } from '../src/store';
 import { expectConforms } from './helpers/contract';
-import { addKey, freshStore, order, tempDir } from './helpers/store';
+import { storeKinds } from './helpers/stores';
+import { addKey, order } from './helpers/store';
 
-const tmp = tempDir();
-afterAll(tmp.cleanup);
+describe.each(storeKinds())('$name store', (kind) => {
+  beforeAll(() => kind.setUp());
+  afterAll(() => kind.tearDown());
 
-let store: Store;
-let key: string;
-let revoked: string;
+  let store: Store;
+  let key: string;
+  let revoked: string;
 
-beforeEach(async () => {
-  ({ store } = freshStore(tmp.dir));
-  key = await addKey(store, 'live');
-  revoked = await addKey(store, 'gone');
-  await store.revokeKey('gone');
-  await store.importOrders([order({ id: 1, petId: 10 })]);
-});
-afterEach(() => store.close());
+  beforeEach(async () => {
+    ({ store } = await kind.open());
+    key = await addKey(store, 'live');
+    revoked = await addKey(store, 'gone');
+    await store.revokeKey('gone');
+    await store.importOrders([order({ id: 1, petId: 10 })]);
+  });
+  afterEach(() => store.close());
 
-const operations: Array<[OperationId, 'get' | 'delete', string]> = [
-  ['listOrders', 'get', '/v1/store/orders'],
-  ['cancelOrder', 'delete', '/v1/store/orders/1'],
-  ['getPetById', 'get', '/v1/pets/10'],
-];
+  const operations: Array<[OperationId, 'get' | 'delete', string]> = [
+    ['listOrders', 'get', '/v1/store/orders'],
+    ['cancelOrder', 'delete', '/v1/store/orders/1'],
+    ['getPetById', 'get', '/v1/pets/10'],
+  ];
 
-const refused: Array<[string, () => string | undefined, string]> = [
-  ['there is no Authorization header', () => undefined, 'Bearer realm="petstore-orders"'],
-  ['the scheme is Basic', () => `Basic ${Buffer.from('user:pass').toString('base64')}`, 'Bearer realm="petstore-orders"'],
-  ['the key is sent without a scheme', () => key, 'Bearer realm="petstore-orders"'],
-  ['the bearer token is empty', () => 'Bearer ', 'Bearer realm="petstore-orders"'],
-  ['the key is wrong', () => 'Bearer pso_wrong', 'Bearer realm="petstore-orders", error="invalid_token"'],
-  ['the key is one character short', () => `Bearer ${key.slice(0, -1)}`, 'Bearer realm="petstore-orders", error="invalid_token"'],
-  ['the key was revoked', () => `Bearer ${revoked}`, 'Bearer realm="petstore-orders", error="invalid_token"'],
-  ['two tokens are sent', () => `Bearer ${key} ${key}`, 'Bearer realm="petstore-orders"'],
-];
+  const refused: Array<[string, () => string | undefined, string]> = [
+    ['there is no Authorization header', () => undefined, 'Bearer realm="petstore-orders"'],
+    ['the scheme is Basic', () => `Basic ${Buffer.from('user:pass').toString('base64')}`, 'Bearer realm="petstore-orders"'],
+    ['the key is sent without a scheme', () => key, 'Bearer realm="petstore-orders"'],
+    ['the bearer token is empty', () => 'Bearer ', 'Bearer realm="petstore-orders"'],
+    ['the key is wrong', () => 'Bearer pso_wrong', 'Bearer realm="petstore-orders", error="invalid_token"'],
+    ['the key is one character short', () => `Bearer ${key.slice(0, -1)}`, 'Bearer realm="petstore-orders", error="invalid_token"'],
+    ['the key was revoked', () => `Bearer ${revoked}`, 'Bearer realm="petstore-orders", error="invalid_token"'],
+    ['two tokens are sent', () => `Bearer ${key} ${key}`, 'Bearer realm="petstore-orders"'],
+  ];
 
-describe.each(operations)('%s', (operationId, method, path) => {
-  test.each(refused)('when %s, it returns 401 with a Bearer challenge', async (_case, header, challenge) => {
-    const app = await createApp({ store });
-    const value = header();
-    const req = request(app)[method](path);
-    if (value !== undefined) req.set('Authorization', value);
+  describe.each(operations)('%s', (operationId, method, path) => {
+    test.each(refused)('when %s, it returns 401 with a Bearer challenge', async (_case, header, challenge) => {
+      const app = await createApp({ store });
+      const value = header();
+      const req = request(app)[method](path);
+      if (value !== undefined) req.set('Authorization', value);
 
-    const res = await req;
+      const res = await req;
 
-    expect(res.status).toBe(401);
-    expect(res.headers['www-authenticate']).toBe(challenge);
-    expect(res.body).toEqual({ code: 'unauthorized', message: 'A valid API key is required', status: 401 });
-    await expectConforms(res, operationId);
+      expect(res.status).toBe(401);
+      expect(res.headers['www-authenticate']).toBe(challenge);
+      expect(res.body).toEqual({ code: 'unauthorized', message: 'A valid API key is required', status: 401 });
+      await expectConforms(res, operationId);
+    });
+
+    test.each([['Bearer'], ['bearer'], ['BEARER'], ['bEaReR']])(
+      'when the scheme is written %s, the key is accepted',
+      async (scheme) => {
+        const res = await request(await createApp({ store }))[method](path).set('Authorization', `${scheme} ${key}`);
+
+        expect(res.status).toBeLessThan(300);
+      },
+    );
   });
 
-  test.each([['Bearer'], ['bearer'], ['BEARER'], ['bEaReR']])(
-    'when the scheme is written %s, the key is accepted',
-    async (scheme) => {
-      const res = await request(await createApp({ store }))[method](path).set('Authorization', `${scheme} ${key}`);
+  test('a 401 for a revoked key is identical to one for a key that never existed', async () => {
+    const app = await createApp({ store });
 
-      expect(res.status).toBeLessThan(300);
-    },
-  );
-});
+    const [gone, unknown] = await Promise.all([
+      request(app).get('/v1/store/orders').set('Authorization', `Bearer ${revoked}`),
+      request(app).get('/v1/store/orders').set('Authorization', 'Bearer pso_neverissued'),
+    ]);
 
-test('a 401 for a revoked key is identical to one for a key that never existed', async () => {
-  const app = await createApp({ store });
+    expect(gone.text).toBe(unknown.text);
+    expect(gone.headers['www-authenticate']).toBe(unknown.headers['www-authenticate']);
+  });
 
-  const [gone, unknown] = await Promise.all([
-    request(app).get('/v1/store/orders').set('Authorization', `Bearer ${revoked}`),
-    request(app).get('/v1/store/orders').set('Authorization', 'Bearer pso_neverissued'),
-  ]);
+  test('a key revoked while the app runs is refused on the very next request', async () => {
+    const app = await createApp({ store });
+    await request(app).get('/v1/store/orders').set('Authorization', `Bearer ${key}`).expect(200);
 
-  expect(gone.text).toBe(unknown.text);
-  expect(gone.headers['www-authenticate']).toBe(unknown.headers['www-authenticate']);
-});
+    await store.revokeKey('live');
+    const res = await request(app).get('/v1/store/orders').set('Authorization', `Bearer ${key}`);
 
-test('a key revoked while the app runs is refused on the very next request', async () => {
-  const app = await createApp({ store });
-  await request(app).get('/v1/store/orders').set('Authorization', `Bearer ${key}`).expect(200);
+    expect(res.status).toBe(401);
+  });
 
-  await store.revokeKey('live');
-  const res = await request(app).get('/v1/store/orders').set('Authorization', `Bearer ${key}`);
+  test('the key is checked before the order id, so a bad id without a key is a 401', async () => {
+    const res = await request(await createApp({ store })).delete('/v1/store/orders/abc');
 
-  expect(res.status).toBe(401);
-});
-
-test('the key is checked before the order id, so a bad id without a key is a 401', async () => {
-  const res = await request(await createApp({ store })).delete('/v1/store/orders/abc');
-
-  expect(res.status).toBe(401);
+    expect(res.status).toBe(401);
+  });
 });

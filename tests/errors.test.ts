@@ -3,163 +3,166 @@ import { createApp } from '../src/app';
 import type { Store } from '../src/store';
 import { expectConforms } from './helpers/contract';
 import { createLogger } from '../src/logger';
-import { addKey, freshStore, order, tempDir } from './helpers/store';
+import { storeKinds } from './helpers/stores';
+import { addKey, order } from './helpers/store';
 
-const tmp = tempDir();
-afterAll(tmp.cleanup);
+describe.each(storeKinds())('$name store', (kind) => {
+  beforeAll(() => kind.setUp());
+  afterAll(() => kind.tearDown());
 
-let store: Store;
-let auth: { Authorization: string };
+  let store: Store;
+  let auth: { Authorization: string };
 
-beforeEach(async () => {
-  ({ store } = freshStore(tmp.dir));
-  auth = { Authorization: `Bearer ${await addKey(store)}` };
-  await store.importOrders([order({ id: 1 })]);
-});
-afterEach(() => store.close());
+  beforeEach(async () => {
+    ({ store } = await kind.open());
+    auth = { Authorization: `Bearer ${await addKey(store)}` };
+    await store.importOrders([order({ id: 1 })]);
+  });
+  afterEach(() => store.close());
 
-test.each([
-  ['a path outside /v1', 'get', '/store/orders'],
-  ['an unknown path under /v1', 'get', '/v1/store/nothing'],
-  ['the bare /v1', 'get', '/v1'],
-  ['a deeper path than any operation', 'delete', '/v1/store/orders/1/items'],
-  ['a path that only starts like /v1', 'get', '/v1x/store/orders'],
-] as const)('%s gets a 404 Error', async (_case, method, path) => {
-  const res = await request(await createApp({ store }))[method](path).set(auth);
-
-  expect(res.status).toBe(404);
-  expect(res.body).toEqual({ code: 'not_found', message: 'No operation exists at this path', status: 404 });
-  await expectConforms(res);
-});
-
-test.each([
-  ['POST', '/v1/store/orders', 'GET, HEAD'],
-  ['PUT', '/v1/store/orders', 'GET, HEAD'],
-  ['PATCH', '/v1/store/orders/1', 'DELETE'],
-  ['GET', '/v1/store/orders/1', 'DELETE'],
-  ['DELETE', '/v1/pets/1', 'GET, HEAD'],
-  ['OPTIONS', '/v1/store/orders', 'GET, HEAD'],
-])('%s %s gets a 405 Error with Allow: %s', async (method, path, allow) => {
-  const res = await request(await createApp({ store }))
-    [method.toLowerCase() as 'post'](path)
-    .set(auth);
-
-  expect(res.status).toBe(405);
-  expect(res.headers.allow).toBe(allow);
-  expect(res.body.code).toBe('method_not_allowed');
-  await expectConforms(res);
-});
-
-test.each([
-  ['a truncated escape', '/v1/store/orders/%'],
-  ['an escape with a non-hex digit', '/v1/store/orders/%zz'],
-  ['an invalid UTF-8 sequence', '/v1/store/orders/%E0%A4%A'],
-  ['a broken escape outside /v1', '/%C0'],
-])('a path with %s gets a 400 Error, not a crash', async (_case, path) => {
-  const res = await request(await createApp({ store })).delete(path).set(auth);
-
-  expect(res.status).toBe(400);
-  expect(res.body.code).toBe('invalid_request');
-  await expectConforms(res);
-});
-
-test('no response names the framework', async () => {
-  const app = await createApp({ store });
-
-  for (const res of [
-    await request(app).get('/v1/store/orders').set(auth),
-    await request(app).get('/nowhere'),
-    await request(app).get('/v1/store/orders'),
-  ]) {
-    expect(res.headers['x-powered-by']).toBeUndefined();
-    expect(res.text).not.toMatch(/express|openapi-backend|at .*\.(js|ts):\d+/i);
-  }
-});
-
-describe('a reply that breaks the contract', () => {
   test.each([
-    ['a field of the wrong type', [{ id: '1', petId: 1, quantity: 1, shipDate: '2026-01-01T00:00:00Z', complete: false }]],
-    ['an extra field', [{ id: 1, petId: 1, quantity: 1, shipDate: '2026-01-01T00:00:00Z', complete: false, status: 'pending' }]],
-    ['a missing field', [{ id: 1, petId: 1, quantity: 1, complete: false }]],
-    ['a date that is not a date-time', [{ id: 1, petId: 1, quantity: 1, shipDate: '2026-01-01', complete: false }]],
-    ['an id beyond the safe range', [{ id: 2 ** 60, petId: 1, quantity: 1, shipDate: '2026-01-01T00:00:00Z', complete: false }]],
-  ])('with %s is never sent: the client gets a logged 500', async (_case, body) => {
-    const lines: string[] = [];
-    const logger = createLogger('error', { write: (line: string) => lines.push(line) });
+    ['a path outside /v1', 'get', '/store/orders'],
+    ['an unknown path under /v1', 'get', '/v1/store/nothing'],
+    ['the bare /v1', 'get', '/v1'],
+    ['a deeper path than any operation', 'delete', '/v1/store/orders/1/items'],
+    ['a path that only starts like /v1', 'get', '/v1x/store/orders'],
+  ] as const)('%s gets a 404 Error', async (_case, method, path) => {
+    const res = await request(await createApp({ store }))[method](path).set(auth);
+
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ code: 'not_found', message: 'No operation exists at this path', status: 404 });
+    await expectConforms(res);
+  });
+
+  test.each([
+    ['POST', '/v1/store/orders', 'GET, HEAD'],
+    ['PUT', '/v1/store/orders', 'GET, HEAD'],
+    ['PATCH', '/v1/store/orders/1', 'DELETE'],
+    ['GET', '/v1/store/orders/1', 'DELETE'],
+    ['DELETE', '/v1/pets/1', 'GET, HEAD'],
+    ['OPTIONS', '/v1/store/orders', 'GET, HEAD'],
+  ])('%s %s gets a 405 Error with Allow: %s', async (method, path, allow) => {
+    const res = await request(await createApp({ store }))
+      [method.toLowerCase() as 'post'](path)
+      .set(auth);
+
+    expect(res.status).toBe(405);
+    expect(res.headers.allow).toBe(allow);
+    expect(res.body.code).toBe('method_not_allowed');
+    await expectConforms(res);
+  });
+
+  test.each([
+    ['a truncated escape', '/v1/store/orders/%'],
+    ['an escape with a non-hex digit', '/v1/store/orders/%zz'],
+    ['an invalid UTF-8 sequence', '/v1/store/orders/%E0%A4%A'],
+    ['a broken escape outside /v1', '/%C0'],
+  ])('a path with %s gets a 400 Error, not a crash', async (_case, path) => {
+    const res = await request(await createApp({ store })).delete(path).set(auth);
+
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('invalid_request');
+    await expectConforms(res);
+  });
+
+  test('no response names the framework', async () => {
+    const app = await createApp({ store });
+
+    for (const res of [
+      await request(app).get('/v1/store/orders').set(auth),
+      await request(app).get('/nowhere'),
+      await request(app).get('/v1/store/orders'),
+    ]) {
+      expect(res.headers['x-powered-by']).toBeUndefined();
+      expect(res.text).not.toMatch(/express|openapi-backend|at .*\.(js|ts):\d+/i);
+    }
+  });
+
+  describe('a reply that breaks the contract', () => {
+    test.each([
+      ['a field of the wrong type', [{ id: '1', petId: 1, quantity: 1, shipDate: '2026-01-01T00:00:00Z', complete: false }]],
+      ['an extra field', [{ id: 1, petId: 1, quantity: 1, shipDate: '2026-01-01T00:00:00Z', complete: false, status: 'pending' }]],
+      ['a missing field', [{ id: 1, petId: 1, quantity: 1, complete: false }]],
+      ['a date that is not a date-time', [{ id: 1, petId: 1, quantity: 1, shipDate: '2026-01-01', complete: false }]],
+      ['an id beyond the safe range', [{ id: 2 ** 60, petId: 1, quantity: 1, shipDate: '2026-01-01T00:00:00Z', complete: false }]],
+    ])('with %s is never sent: the client gets a logged 500', async (_case, body) => {
+      const lines: string[] = [];
+      const logger = createLogger('error', { write: (line: string) => lines.push(line) });
+      const app = await createApp({
+        store,
+        logger,
+        handlers: { listOrders: async () => ({ status: 200, body: body as never }) },
+      });
+
+      const res = await request(app).get('/v1/store/orders').set(auth);
+
+      expect(res.status).toBe(500);
+      expect(res.body).toEqual({ code: 'internal_error', message: 'Internal server error', status: 500 });
+      await expectConforms(res, 'listOrders');
+      expect(lines.join('')).toContain('response violates the contract');
+      expect(lines.join('')).toContain(res.headers['x-request-id']);
+    });
+
+    test('a status the operation does not declare is never sent', async () => {
+      const app = await createApp({
+        store,
+        handlers: { cancelOrder: async () => ({ status: 200 }) as never },
+      });
+
+      const res = await request(app).delete('/v1/store/orders/1').set(auth);
+
+      expect(res.status).toBe(500);
+    });
+
+    test('a body on a 204 is never sent', async () => {
+      const app = await createApp({
+        store,
+        handlers: { cancelOrder: async () => ({ status: 204, body: { ok: true } }) as never },
+      });
+
+      const res = await request(app).delete('/v1/store/orders/1').set(auth);
+
+      expect(res.status).toBe(500);
+    });
+  });
+
+  test('a handler that throws gets a generic 500 with no internal message', async () => {
     const app = await createApp({
       store,
-      logger,
-      handlers: { listOrders: async () => ({ status: 200, body: body as never }) },
+      handlers: {
+        listOrders: async () => {
+          throw new Error('SELECT * FROM secret_table failed');
+        },
+      },
     });
 
     const res = await request(app).get('/v1/store/orders').set(auth);
 
     expect(res.status).toBe(500);
-    expect(res.body).toEqual({ code: 'internal_error', message: 'Internal server error', status: 500 });
+    expect(res.text).not.toContain('secret_table');
     await expectConforms(res, 'listOrders');
-    expect(lines.join('')).toContain('response violates the contract');
-    expect(lines.join('')).toContain(res.headers['x-request-id']);
   });
 
-  test('a status the operation does not declare is never sent', async () => {
-    const app = await createApp({
-      store,
-      handlers: { cancelOrder: async () => ({ status: 200 }) as never },
-    });
+  test('when the store is closed, requests get a 503 Error instead of a crash', async () => {
+    const app = await createApp({ store });
+    await store.close();
 
-    const res = await request(app).delete('/v1/store/orders/1').set(auth);
+    const res = await request(app).get('/v1/store/orders').set(auth);
 
-    expect(res.status).toBe(500);
+    expect(res.status).toBe(503);
+    expect(res.body.code).toBe('service_unavailable');
+    await expectConforms(res, 'listOrders');
   });
 
-  test('a body on a 204 is never sent', async () => {
-    const app = await createApp({
-      store,
-      handlers: { cancelOrder: async () => ({ status: 204, body: { ok: true } }) as never },
-    });
+  test('an X-Request-Id from the client is echoed, and one is made up when absent', async () => {
+    const app = await createApp({ store });
 
-    const res = await request(app).delete('/v1/store/orders/1').set(auth);
+    const given = await request(app).get('/v1/store/orders').set(auth).set('X-Request-Id', 'abc-123');
+    const made = await request(app).get('/v1/store/orders').set(auth);
+    const hostile = await request(app).get('/v1/store/orders').set(auth).set('X-Request-Id', 'a b\tc');
 
-    expect(res.status).toBe(500);
+    expect(given.headers['x-request-id']).toBe('abc-123');
+    expect(made.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(hostile.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
   });
-});
-
-test('a handler that throws gets a generic 500 with no internal message', async () => {
-  const app = await createApp({
-    store,
-    handlers: {
-      listOrders: async () => {
-        throw new Error('SELECT * FROM secret_table failed');
-      },
-    },
-  });
-
-  const res = await request(app).get('/v1/store/orders').set(auth);
-
-  expect(res.status).toBe(500);
-  expect(res.text).not.toContain('secret_table');
-  await expectConforms(res, 'listOrders');
-});
-
-test('when the store is closed, requests get a 503 Error instead of a crash', async () => {
-  const app = await createApp({ store });
-  await store.close();
-
-  const res = await request(app).get('/v1/store/orders').set(auth);
-
-  expect(res.status).toBe(503);
-  expect(res.body.code).toBe('service_unavailable');
-  await expectConforms(res, 'listOrders');
-});
-
-test('an X-Request-Id from the client is echoed, and one is made up when absent', async () => {
-  const app = await createApp({ store });
-
-  const given = await request(app).get('/v1/store/orders').set(auth).set('X-Request-Id', 'abc-123');
-  const made = await request(app).get('/v1/store/orders').set(auth);
-  const hostile = await request(app).get('/v1/store/orders').set(auth).set('X-Request-Id', 'a b\tc');
-
-  expect(given.headers['x-request-id']).toBe('abc-123');
-  expect(made.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
-  expect(hostile.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
 });

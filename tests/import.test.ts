@@ -1,110 +1,112 @@
 import { loadDocument } from '../src/contract/document';
 import { ImportError, compileImportValidator, importOrders } from '../src/orders';
 import type { Store } from '../src/store';
-import { freshStore, rowsOf, tempDir } from './helpers/store';
-
-const tmp = tempDir();
-afterAll(tmp.cleanup);
+import { storeKinds, type StoredRow } from './helpers/stores';
 
 const validate = compileImportValidator(loadDocument());
-let store: Store;
-let file: string;
-beforeEach(() => ({ store, file } = freshStore(tmp.dir)));
-afterEach(() => store.close());
 
-const good = { petId: 1, quantity: 1, shipDate: '2026-12-01T10:00:00Z', complete: false };
+describe.each(storeKinds())('$name store', (kind) => {
+  let store: Store;
+  let rows: () => Promise<StoredRow[]>;
+  beforeAll(() => kind.setUp());
+  afterAll(() => kind.tearDown());
+  beforeEach(async () => ({ store, rows } = await kind.open()));
+  afterEach(() => store.close());
 
-test('valid records are all imported, with ids assigned where absent and statuses kept', async () => {
-  const text = JSON.stringify([
-    { ...good, id: 10 },
-    { ...good, status: 'shipped' },
-    { ...good, id: -4, status: 'pending' },
-  ]);
+  const good = { petId: 1, quantity: 1, shipDate: '2026-12-01T10:00:00Z', complete: false };
 
-  const count = await importOrders(store, validate, text);
+  test('valid records are all imported, with ids assigned where absent and statuses kept', async () => {
+    const text = JSON.stringify([
+      { ...good, id: 10 },
+      { ...good, status: 'shipped' },
+      { ...good, id: -4, status: 'pending' },
+    ]);
 
-  expect(count).toBe(3);
-  expect(rowsOf(file).map((r) => [r.id, r.status])).toEqual([
-    [-4, 'pending'],
-    [10, 'pending'],
-    [11, 'shipped'],
-  ]);
-});
+    const count = await importOrders(store, validate, text);
 
-test('an empty array imports nothing and succeeds', async () => {
-  await expect(importOrders(store, validate, '[]')).resolves.toBe(0);
-});
+    expect(count).toBe(3);
+    expect((await rows()).map((r) => [r.id, r.status])).toEqual([
+      [-4, 'pending'],
+      [10, 'pending'],
+      [11, 'shipped'],
+    ]);
+  });
 
-test.each([
-  ['petId is missing', { quantity: 1, shipDate: good.shipDate, complete: false }, 'record 1: petId is required'],
-  ['petId is a string', { ...good, petId: '5' }, 'record 1: petId must be integer'],
-  ['petId is fractional', { ...good, petId: 1.5 }, 'record 1: petId must be integer'],
-  ['id is beyond the safe range', { ...good, id: 9007199254740992 }, 'record 1: id must be <= 9007199254740991'],
-  ['id is below the safe range', { ...good, id: -9007199254740992 }, 'record 1: id must be >= -9007199254740991'],
-  ['quantity is zero', { ...good, quantity: 0 }, 'record 1: quantity must be >= 1'],
-  ['shipDate has no time zone', { ...good, shipDate: '2026-12-01T10:00:00' }, 'record 1: shipDate must match format "date-time"'],
-  ['shipDate is not a date', { ...good, shipDate: 'tomorrow' }, 'record 1: shipDate must match format "date-time"'],
-  ['shipDate is an impossible date', { ...good, shipDate: '2026-02-30T10:00:00Z' }, 'record 1: shipDate must match format "date-time"'],
-  ['complete is a string', { ...good, complete: 'yes' }, 'record 1: complete must be boolean'],
-  ['status is cancelled', { ...good, status: 'cancelled' }, 'record 1: status must be equal to one of the allowed values'],
-  ['there is an unknown field', { ...good, colour: 'red' }, 'record 1: colour is not a known field'],
-  ['the record is not an object', 42, 'record 1: value must be object'],
-])('when %s, the import names the record and field and writes nothing', async (_case, bad, message) => {
-  const text = JSON.stringify([{ ...good, id: 1 }, bad, { ...good, id: 3 }]);
+  test('an empty array imports nothing and succeeds', async () => {
+    await expect(importOrders(store, validate, '[]')).resolves.toBe(0);
+  });
 
-  const attempt = importOrders(store, validate, text);
+  test.each([
+    ['petId is missing', { quantity: 1, shipDate: good.shipDate, complete: false }, 'record 1: petId is required'],
+    ['petId is a string', { ...good, petId: '5' }, 'record 1: petId must be integer'],
+    ['petId is fractional', { ...good, petId: 1.5 }, 'record 1: petId must be integer'],
+    ['id is beyond the safe range', { ...good, id: 9007199254740992 }, 'record 1: id must be <= 9007199254740991'],
+    ['id is below the safe range', { ...good, id: -9007199254740992 }, 'record 1: id must be >= -9007199254740991'],
+    ['quantity is zero', { ...good, quantity: 0 }, 'record 1: quantity must be >= 1'],
+    ['shipDate has no time zone', { ...good, shipDate: '2026-12-01T10:00:00' }, 'record 1: shipDate must match format "date-time"'],
+    ['shipDate is not a date', { ...good, shipDate: 'tomorrow' }, 'record 1: shipDate must match format "date-time"'],
+    ['shipDate is an impossible date', { ...good, shipDate: '2026-02-30T10:00:00Z' }, 'record 1: shipDate must match format "date-time"'],
+    ['complete is a string', { ...good, complete: 'yes' }, 'record 1: complete must be boolean'],
+    ['status is cancelled', { ...good, status: 'cancelled' }, 'record 1: status must be equal to one of the allowed values'],
+    ['there is an unknown field', { ...good, colour: 'red' }, 'record 1: colour is not a known field'],
+    ['the record is not an object', 42, 'record 1: value must be object'],
+  ])('when %s, the import names the record and field and writes nothing', async (_case, bad, message) => {
+    const text = JSON.stringify([{ ...good, id: 1 }, bad, { ...good, id: 3 }]);
 
-  await expect(attempt).rejects.toThrow(ImportError);
-  await expect(attempt).rejects.toThrow(message);
-  expect(rowsOf(file)).toEqual([]);
-});
+    const attempt = importOrders(store, validate, text);
 
-test.each([
-  ['the file is not JSON', '[{"petId": 1,', 'the file is not valid JSON'],
-  ['the file is an object', JSON.stringify(good), 'the file must hold a JSON array of orders'],
-  ['two records share an id', JSON.stringify([{ ...good, id: 7 }, { ...good, id: 7 }]), 'record 1: id 7 repeats the id of record 0'],
-])('when %s, the import fails clearly and writes nothing', async (_case, text, message) => {
-  await expect(importOrders(store, validate, text)).rejects.toThrow(message);
-  expect(rowsOf(file)).toEqual([]);
-});
+    await expect(attempt).rejects.toThrow(ImportError);
+    await expect(attempt).rejects.toThrow(message);
+    expect((await rows())).toEqual([]);
+  });
 
-test('a record whose id is already in the store fails the whole import', async () => {
-  await importOrders(store, validate, JSON.stringify([{ ...good, id: 7 }]));
+  test.each([
+    ['the file is not JSON', '[{"petId": 1,', 'the file is not valid JSON'],
+    ['the file is an object', JSON.stringify(good), 'the file must hold a JSON array of orders'],
+    ['two records share an id', JSON.stringify([{ ...good, id: 7 }, { ...good, id: 7 }]), 'record 1: id 7 repeats the id of record 0'],
+  ])('when %s, the import fails clearly and writes nothing', async (_case, text, message) => {
+    await expect(importOrders(store, validate, text)).rejects.toThrow(message);
+    expect((await rows())).toEqual([]);
+  });
 
-  const attempt = importOrders(store, validate, JSON.stringify([{ ...good, id: 8 }, { ...good, id: 7 }]));
+  test('a record whose id is already in the store fails the whole import', async () => {
+    await importOrders(store, validate, JSON.stringify([{ ...good, id: 7 }]));
 
-  await expect(attempt).rejects.toThrow('record 1: id 7 is already taken by an existing order');
-  expect(rowsOf(file).map((r) => r.id)).toEqual([7]);
-});
+    const attempt = importOrders(store, validate, JSON.stringify([{ ...good, id: 8 }, { ...good, id: 7 }]));
 
-test('a record without an id fails clearly when no larger id is free, naming the first such record', async () => {
-  const text = JSON.stringify([{ ...good, id: 9007199254740990 }, good, good]);
+    await expect(attempt).rejects.toThrow('record 1: id 7 is already taken by an existing order');
+    expect((await rows()).map((r) => r.id)).toEqual([7]);
+  });
 
-  const attempt = importOrders(store, validate, text);
+  test('a record without an id fails clearly when no larger id is free, naming the first such record', async () => {
+    const text = JSON.stringify([{ ...good, id: 9007199254740990 }, good, good]);
 
-  await expect(attempt).rejects.toThrow('record 2: id cannot be assigned: no larger id is free; give this record an id');
-  expect(rowsOf(file)).toEqual([]);
-});
+    const attempt = importOrders(store, validate, text);
 
-test('records without an id get the ids after the largest one, in file order, never one the file uses', async () => {
-  await importOrders(store, validate, JSON.stringify([{ ...good, id: 3 }]));
+    await expect(attempt).rejects.toThrow('record 2: id cannot be assigned: no larger id is free; give this record an id');
+    expect((await rows())).toEqual([]);
+  });
 
-  await importOrders(store, validate, JSON.stringify([good, { ...good, id: 10 }, good]));
+  test('records without an id get the ids after the largest one, in file order, never one the file uses', async () => {
+    await importOrders(store, validate, JSON.stringify([{ ...good, id: 3 }]));
 
-  expect(rowsOf(file).map((r) => r.id)).toEqual([3, 10, 11, 12]);
-});
+    await importOrders(store, validate, JSON.stringify([good, { ...good, id: 10 }, good]));
 
-test('a stream that breaks off mid-record fails the import and writes nothing', async () => {
-  const text = JSON.stringify([{ ...good, id: 1 }, { ...good, id: 2 }]).slice(0, -20);
+    expect((await rows()).map((r) => r.id)).toEqual([3, 10, 11, 12]);
+  });
 
-  await expect(importOrders(store, validate, text)).rejects.toThrow('the file is not valid JSON');
-  expect(rowsOf(file)).toEqual([]);
-});
+  test('a stream that breaks off mid-record fails the import and writes nothing', async () => {
+    const text = JSON.stringify([{ ...good, id: 1 }, { ...good, id: 2 }]).slice(0, -20);
 
-test('progress is reported after every record', async () => {
-  const seen: number[] = [];
+    await expect(importOrders(store, validate, text)).rejects.toThrow('the file is not valid JSON');
+    expect((await rows())).toEqual([]);
+  });
 
-  await importOrders(store, validate, JSON.stringify([good, good, good]), (n) => seen.push(n));
+  test('progress is reported after every record', async () => {
+    const seen: number[] = [];
 
-  expect(seen).toEqual([1, 2, 3]);
+    await importOrders(store, validate, JSON.stringify([good, good, good]), (n) => seen.push(n));
+
+    expect(seen).toEqual([1, 2, 3]);
+  });
 });

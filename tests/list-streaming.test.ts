@@ -6,283 +6,289 @@ import { createLogger } from '../src/logger';
 import type { OrderSnapshot, Store } from '../src/store';
 import { listen } from './helpers/app';
 import { expectConforms } from './helpers/contract';
-import { addKey, freshStore, order, tempDir, withOverrides } from './helpers/store';
+import { storeKinds } from './helpers/stores';
+import { addKey, order, withOverrides } from './helpers/store';
 
-const tmp = tempDir();
-afterAll(tmp.cleanup);
+describe.each(storeKinds())('$name store', (kind) => {
+  beforeAll(() => kind.setUp());
+  afterAll(() => kind.tearDown());
 
-let store: Store;
-let auth: { Authorization: string };
-beforeEach(async () => {
-  ({ store } = freshStore(tmp.dir));
-  auth = { Authorization: `Bearer ${await addKey(store)}` };
-});
-afterEach(() => store.close());
-
-const many = (count: number, from = 1) => Array.from({ length: count }, (_, i) => order({ id: from + i, petId: i }));
-
-describe('streaming', () => {
-  test('a list longer than one chunk is streamed, chunked, and is still exactly the array', async () => {
-    await store.importOrders(many(25));
-
-    const res = await request(await createApp({ store, listChunkItems: 4 })).get('/v1/store/orders').set(auth);
-
-    expect(res.status).toBe(200);
-    expect(res.headers['transfer-encoding']).toBe('chunked');
-    expect(res.headers['content-length']).toBeUndefined();
-    expect(res.body.map((o: { id: number }) => o.id)).toEqual(many(25).map((o) => o.id));
-    await expectConforms(res, 'listOrders');
+  let store: Store;
+  let auth: { Authorization: string };
+  beforeEach(async () => {
+    ({ store } = await kind.open());
+    auth = { Authorization: `Bearer ${await addKey(store)}` };
   });
+  afterEach(() => store.close());
 
-  test.each([
-    ['exactly one chunk', 4],
-    ['a multiple of the chunk size', 8],
-    ['one past a chunk', 5],
-  ])('a list of %s is a well-formed array', async (_case, count) => {
-    await store.importOrders(many(count));
+  const many = (count: number, from = 1) => Array.from({ length: count }, (_, i) => order({ id: from + i, petId: i }));
 
-    const res = await request(await createApp({ store, listChunkItems: 4 })).get('/v1/store/orders').set(auth);
+  describe('streaming', () => {
+    test('a list longer than one chunk is streamed, chunked, and is still exactly the array', async () => {
+      await store.importOrders(many(25));
 
-    expect(res.body).toHaveLength(count);
-  });
+      const res = await request(await createApp({ store, listChunkItems: 4 })).get('/v1/store/orders').set(auth);
 
-  test('the streamed body is valid against the spec for edge values', async () => {
-    const edges = [
-      order({ id: -9007199254740991, petId: 9007199254740991, quantity: 9007199254740991, complete: true }),
-      order({ id: 0, petId: -9007199254740991, quantity: 1 }),
-      order({ id: 9007199254740991, shipDate: '2016-12-31T23:59:60Z' }),
-      order({ id: 2, shipDate: '2026-01-01t00:00:00.123456789z' }),
-      order({ id: 3, shipDate: '2026-06-30T23:59:59-12:00' }),
-      order({ id: 4, shipDate: '0001-01-01T00:00:00+14:00' }),
-      order({ id: 5, shipDate: '2024-02-29 12:00:00Z' }),
-      order({ id: 6, shipDate: `2026-01-01T00:00:00.${'9'.repeat(38)}Z` }),
-    ];
-    await store.importOrders(edges);
-
-    const res = await request(await createApp({ store, listChunkItems: 3 })).get('/v1/store/orders').set(auth);
-
-    expect(res.status).toBe(200);
-    await expectConforms(res, 'listOrders');
-    expect(res.body).toHaveLength(edges.length);
-    expect(res.text).toContain('"id":-9007199254740991,"petId":9007199254740991,"quantity":9007199254740991');
-    expect(res.body.find((o: { id: number }) => o.id === 6).shipDate).toBe(`2026-01-01T00:00:00.${'9'.repeat(38)}Z`);
-  });
-
-  test('a cancel while a list is streaming goes through, and the stream stays a consistent snapshot', async () => {
-    await store.importOrders(many(30));
-    const snapshot = await store.snapshotOrders();
-    const first = await snapshot.read(10);
-
-    const outcome = await store.cancelOrder(25);
-    const rest = [...(await snapshot.read(100))];
-    await snapshot.close();
-
-    expect(outcome).toBe('cancelled');
-    expect([...first, ...rest].map((o) => o.id)).toEqual(many(30).map((o) => o.id));
-    expect(snapshot.etag).not.toBe(await store.listEtag());
-  });
-
-  test('when the client goes away mid-stream, reading stops and the snapshot is released', async () => {
-    await store.importOrders(many(5000));
-    let reads = 0;
-    let closed = false;
-    const watched = withOverrides(store, {
-      snapshotOrders: async () => {
-        const snapshot = await store.snapshotOrders();
-        return {
-          etag: snapshot.etag,
-          read: (max) => ((reads += 1), snapshot.read(max)),
-          close: () => ((closed = true), snapshot.close()),
-        } satisfies OrderSnapshot;
-      },
+      expect(res.status).toBe(200);
+      expect(res.headers['transfer-encoding']).toBe('chunked');
+      expect(res.headers['content-length']).toBeUndefined();
+      expect(res.body.map((o: { id: number }) => o.id)).toEqual(many(25).map((o) => o.id));
+      await expectConforms(res, 'listOrders');
     });
-    const server = await listen({ store: watched, listChunkItems: 10 });
 
-    await new Promise<void>((resolve, reject) => {
-      const req = http.get(`${server.url}/v1/store/orders`, { headers: auth }, (res) => {
-        res.once('data', () => {
-          req.destroy();
-          resolve();
-        });
-      });
-      req.on('error', (err) => (err.message.includes('socket hang up') ? undefined : reject(err)));
+    test.each([
+      ['exactly one chunk', 4],
+      ['a multiple of the chunk size', 8],
+      ['one past a chunk', 5],
+    ])('a list of %s is a well-formed array', async (_case, count) => {
+      await store.importOrders(many(count));
+
+      const res = await request(await createApp({ store, listChunkItems: 4 })).get('/v1/store/orders').set(auth);
+
+      expect(res.body).toHaveLength(count);
     });
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    await server.close();
 
-    expect(closed).toBe(true);
-    expect(reads).toBeLessThan(500);
-  });
+    test('the streamed body is valid against the spec for edge values', async () => {
+      const edges = [
+        order({ id: -9007199254740991, petId: 9007199254740991, quantity: 9007199254740991, complete: true }),
+        order({ id: 0, petId: -9007199254740991, quantity: 1 }),
+        order({ id: 9007199254740991, shipDate: '2016-12-31T23:59:60Z' }),
+        order({ id: 2, shipDate: '2026-01-01t00:00:00.123456789z' }),
+        order({ id: 3, shipDate: '2026-06-30T23:59:59-12:00' }),
+        order({ id: 4, shipDate: '0001-01-01T00:00:00+14:00' }),
+        order({ id: 5, shipDate: '2024-02-29 12:00:00Z' }),
+        order({ id: 6, shipDate: `2026-01-01T00:00:00.${'9'.repeat(38)}Z` }),
+      ];
+      await store.importOrders(edges);
 
-  test.each([['identity'], ['gzip'], ['br']])(
-    'a failure mid-stream (%s) closes the connection so the client never sees a complete response, and is logged',
-    async (coding) => {
-      await store.importOrders(many(50));
-      const lines: string[] = [];
-      const failing = withOverrides(store, {
+      const res = await request(await createApp({ store, listChunkItems: 3 })).get('/v1/store/orders').set(auth);
+
+      expect(res.status).toBe(200);
+      await expectConforms(res, 'listOrders');
+      expect(res.body).toHaveLength(edges.length);
+      expect(res.text).toContain('"id":-9007199254740991,"petId":9007199254740991,"quantity":9007199254740991');
+      expect(res.body.find((o: { id: number }) => o.id === 6).shipDate).toBe(`2026-01-01T00:00:00.${'9'.repeat(38)}Z`);
+    });
+
+    test('a cancel while a list is streaming goes through, and the stream stays a consistent snapshot', async () => {
+      await store.importOrders(many(30));
+      const snapshot = await store.snapshotOrders();
+      const first = await snapshot.read(10);
+
+      const outcome = await store.cancelOrder(25);
+      const rest = [...(await snapshot.read(100))];
+      await snapshot.close();
+
+      expect(outcome).toBe('cancelled');
+      expect([...first, ...rest].map((o) => o.id)).toEqual(many(30).map((o) => o.id));
+      expect(snapshot.etag).not.toBe(await store.listEtag());
+    });
+
+    test('when the client goes away mid-stream, reading stops and the snapshot is released', async () => {
+      await store.importOrders(many(5000));
+      let reads = 0;
+      let closed = false;
+      const watched = withOverrides(store, {
         snapshotOrders: async () => {
           const snapshot = await store.snapshotOrders();
-          let reads = 0;
           return {
             etag: snapshot.etag,
-            read: async (max) => {
-              reads += 1;
-              if (reads === 3) throw new Error('disk read failed');
-              return snapshot.read(max);
-            },
-            close: () => snapshot.close(),
-          };
+            read: (max) => ((reads += 1), snapshot.read(max)),
+            close: () => ((closed = true), snapshot.close()),
+          } satisfies OrderSnapshot;
         },
       });
-      const server = await listen({
-        store: failing,
-        listChunkItems: 10,
-        logger: createLogger('error', { write: (line: string) => lines.push(line) }),
-      });
+      const server = await listen({ store: watched, listChunkItems: 10 });
 
-      const res = await new Promise<{ status?: number; complete: boolean }>((resolve) => {
-        http
-          .get(`${server.url}/v1/store/orders`, { headers: { ...auth, 'Accept-Encoding': coding } }, (response) => {
-            let complete = false;
-            response.resume();
-            response.on('end', () => (complete = true));
-            response.on('error', () => undefined);
-            response.on('close', () => resolve({ status: response.statusCode!, complete }));
-          })
-          .on('error', () => resolve({ complete: false }));
+      await new Promise<void>((resolve, reject) => {
+        const req = http.get(`${server.url}/v1/store/orders`, { headers: auth }, (res) => {
+          res.once('data', () => {
+            req.destroy();
+            resolve();
+          });
+        });
+        req.on('error', (err) => (err.message.includes('socket hang up') ? undefined : reject(err)));
       });
+      await new Promise((resolve) => setTimeout(resolve, 200));
       await server.close();
 
-      // The status line may or may not have gone out; the body must never look complete.
-      expect(res.complete).toBe(false);
-      expect([200, undefined]).toContain(res.status);
-      expect(lines.join('')).toContain('stream failed; connection closed');
-    },
-  );
-
-  test('a failure before the first byte is an ordinary Error response', async () => {
-    const failing = withOverrides(store, {
-      snapshotOrders: async () => ({
-        etag: 'W/"x-1"',
-        read: async () => {
-          throw new Error('disk read failed');
-        },
-        close: async () => undefined,
-      }),
+      expect(closed).toBe(true);
+      expect(reads).toBeLessThan(500);
     });
 
-    const res = await request(await createApp({ store: failing })).get('/v1/store/orders').set(auth);
+    test.each([['identity'], ['gzip'], ['br']])(
+      'a failure mid-stream (%s) closes the connection so the client never sees a complete response, and is logged',
+      async (coding) => {
+        await store.importOrders(many(50));
+        const lines: string[] = [];
+        const failing = withOverrides(store, {
+          snapshotOrders: async () => {
+            const snapshot = await store.snapshotOrders();
+            let reads = 0;
+            return {
+              etag: snapshot.etag,
+              read: async (max) => {
+                reads += 1;
+                if (reads === 3) throw new Error('disk read failed');
+                return snapshot.read(max);
+              },
+              close: () => snapshot.close(),
+            };
+          },
+        });
+        const server = await listen({
+          store: failing,
+          listChunkItems: 10,
+          logger: createLogger('error', { write: (line: string) => lines.push(line) }),
+        });
 
-    expect(res.status).toBe(500);
-    await expectConforms(res, 'listOrders');
+        const res = await new Promise<{ status?: number; complete: boolean }>((resolve) => {
+          http
+            .get(`${server.url}/v1/store/orders`, { headers: { ...auth, 'Accept-Encoding': coding } }, (response) => {
+              let complete = false;
+              response.resume();
+              response.on('end', () => (complete = true));
+              response.on('error', () => undefined);
+              response.on('close', () => resolve({ status: response.statusCode!, complete }));
+            })
+            .on('error', () => resolve({ complete: false }));
+        });
+        await server.close();
+
+        // The status line may or may not have gone out; the body must never look complete.
+        expect(res.complete).toBe(false);
+        expect([200, undefined]).toContain(res.status);
+        expect(lines.join('')).toContain('stream failed; connection closed');
+      },
+    );
+
+    test('a failure before the first byte is an ordinary Error response', async () => {
+      const failing = withOverrides(store, {
+        snapshotOrders: async () => ({
+          etag: 'W/"x-1"',
+          read: async () => {
+            throw new Error('disk read failed');
+          },
+          close: async () => undefined,
+        }),
+      });
+
+      const res = await request(await createApp({ store: failing })).get('/v1/store/orders').set(auth);
+
+      expect(res.status).toBe(500);
+      await expectConforms(res, 'listOrders');
+    });
   });
-});
 
-describe('conditional GET', () => {
-  test('the list carries an ETag, and sending it back gets a 304 with no body', async () => {
-    await store.importOrders(many(3));
-    const app = await createApp({ store });
+  describe('conditional GET', () => {
+    test('the list carries an ETag, and sending it back gets a 304 with no body', async () => {
+      await store.importOrders(many(3));
+      const app = await createApp({ store });
 
-    const first = await request(app).get('/v1/store/orders').set(auth);
-    const again = await request(app).get('/v1/store/orders').set(auth).set('If-None-Match', first.headers.etag!);
+      const first = await request(app).get('/v1/store/orders').set(auth);
+      const again = await request(app).get('/v1/store/orders').set(auth).set('If-None-Match', first.headers.etag!);
 
-    expect(first.headers.etag).toMatch(/^W\/"[0-9a-f]+-\d+"$/);
-    expect(again.status).toBe(304);
-    expect(again.text).toBe('');
-    expect(again.headers.etag).toBe(first.headers.etag);
-    await expectConforms(first, 'listOrders');
-  });
-
-  test.each([
-    ['a cancel', async (s: Store) => void (await s.cancelOrder(1))],
-    ['a ship', async (s: Store) => void (await s.shipOrder(2))],
-    ['an import', async (s: Store) => void (await s.importOrders([order({ id: 99 })]))],
-  ])('after %s the ETag changes and the old one gets the full list', async (_case, write) => {
-    await store.importOrders(many(3));
-    const app = await createApp({ store });
-    const before = await request(app).get('/v1/store/orders').set(auth);
-
-    await write(store);
-    const after = await request(app).get('/v1/store/orders').set(auth).set('If-None-Match', before.headers.etag!);
-
-    expect(after.status).toBe(200);
-    expect(after.headers.etag).not.toBe(before.headers.etag);
-  });
-
-  test('writes that change nothing keep the ETag', async () => {
-    await store.importOrders([order({ id: 1, status: 'shipped' })]);
-    const before = await store.listEtag();
-
-    await store.cancelOrder(1);
-    await store.cancelOrder(404);
-    await store.shipOrder(1);
-    await store.importOrders([]);
-
-    expect(await store.listEtag()).toBe(before);
-  });
-
-  test.each([
-    ['*', true],
-    ['"nope", W/"x-1", {etag}', true],
-    ['{strong}', true],
-    ['W/"other-0"', false],
-  ])('If-None-Match: %s matches by weak comparison: %s', async (header, matches) => {
-    const etag = await store.listEtag();
-    const value = header.replace('{etag}', etag).replace('{strong}', etag.slice(2));
-
-    const res = await request(await createApp({ store })).get('/v1/store/orders').set(auth).set('If-None-Match', value);
-
-    expect(res.status).toBe(matches ? 304 : 200);
-  });
-
-  test('two databases never share an ETag, even at the same revision', async () => {
-    const other = freshStore(tmp.dir).store;
-
-    expect(await other.listEtag()).not.toBe(await store.listEtag());
-    await other.close();
-  });
-});
-
-describe('compression', () => {
-  const fetchRaw = (url: string, headers: Record<string, string>) =>
-    new Promise<{ headers: http.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
-      http.get(url, { headers }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
-      }).on('error', reject);
+      expect(first.headers.etag).toMatch(/^W\/"[0-9a-f]+-\d+"$/);
+      expect(again.status).toBe(304);
+      expect(again.text).toBe('');
+      expect(again.headers.etag).toBe(first.headers.etag);
+      await expectConforms(first, 'listOrders');
     });
 
-  test.each([
-    ['br', 'br', zlib.brotliDecompressSync],
-    ['gzip', 'gzip', zlib.gunzipSync],
-    ['gzip;q=1, br;q=0.5', 'gzip', zlib.gunzipSync],
-    ['br, gzip', 'br', zlib.brotliDecompressSync],
-  ])('a large list is compressed when Accept-Encoding is %s', async (accept, coding, decode) => {
-    await store.importOrders(many(500));
-    const server = await listen({ store, listChunkItems: 100 });
+    test.each([
+      ['a cancel', async (s: Store) => void (await s.cancelOrder(1))],
+      ['a ship', async (s: Store) => void (await s.shipOrder(2))],
+      ['an import', async (s: Store) => void (await s.importOrders([order({ id: 99 })]))],
+    ])('after %s the ETag changes and the old one gets the full list', async (_case, write) => {
+      await store.importOrders(many(3));
+      const app = await createApp({ store });
+      const before = await request(app).get('/v1/store/orders').set(auth);
 
-    const res = await fetchRaw(`${server.url}/v1/store/orders`, { ...auth, 'Accept-Encoding': accept });
-    await server.close();
+      await write(store);
+      const after = await request(app).get('/v1/store/orders').set(auth).set('If-None-Match', before.headers.etag!);
 
-    expect(res.headers['content-encoding']).toBe(coding);
-    expect(res.headers.vary).toBe('Accept-Encoding');
-    const list = JSON.parse(decode(res.body).toString('utf8'));
-    expect(list).toHaveLength(500);
+      expect(after.status).toBe(200);
+      expect(after.headers.etag).not.toBe(before.headers.etag);
+    });
+
+    test('writes that change nothing keep the ETag', async () => {
+      await store.importOrders([order({ id: 1, status: 'shipped' })]);
+      const before = await store.listEtag();
+
+      await store.cancelOrder(1);
+      await store.cancelOrder(404);
+      await store.shipOrder(1);
+      await store.importOrders([]);
+
+      expect(await store.listEtag()).toBe(before);
+    });
+
+    test.each([
+      ['*', true],
+      ['"nope", W/"x-1", {etag}', true],
+      ['{strong}', true],
+      ['W/"other-0"', false],
+    ])('If-None-Match: %s matches by weak comparison: %s', async (header, matches) => {
+      const etag = await store.listEtag();
+      const value = header.replace('{etag}', etag).replace('{strong}', etag.slice(2));
+
+      const res = await request(await createApp({ store })).get('/v1/store/orders').set(auth).set('If-None-Match', value);
+
+      expect(res.status).toBe(matches ? 304 : 200);
+    });
+
+    test('two databases never share an ETag, even at the same revision', async () => {
+      const otherKind = storeKinds().find((k) => k.name === kind.name)!;
+      await otherKind.setUp();
+      const other = (await otherKind.open()).store;
+
+      expect(await other.listEtag()).not.toBe(await store.listEtag());
+      await other.close();
+      await otherKind.tearDown();
+    });
   });
 
-  test.each([
-    ['a small list, even when compression is accepted', 3, 'gzip, br'],
-    ['any list, when the client accepts no compression', 500, 'identity'],
-    ['any list, when the client sends no Accept-Encoding', 500, undefined],
-  ])('the list is not compressed for %s', async (_case, count, accept) => {
-    await store.importOrders(many(count));
-    const server = await listen({ store });
+  describe('compression', () => {
+    const fetchRaw = (url: string, headers: Record<string, string>) =>
+      new Promise<{ headers: http.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+        http.get(url, { headers }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+        }).on('error', reject);
+      });
 
-    const res = await fetchRaw(`${server.url}/v1/store/orders`, accept ? { ...auth, 'Accept-Encoding': accept } : auth);
-    await server.close();
+    test.each([
+      ['br', 'br', zlib.brotliDecompressSync],
+      ['gzip', 'gzip', zlib.gunzipSync],
+      ['gzip;q=1, br;q=0.5', 'gzip', zlib.gunzipSync],
+      ['br, gzip', 'br', zlib.brotliDecompressSync],
+    ])('a large list is compressed when Accept-Encoding is %s', async (accept, coding, decode) => {
+      await store.importOrders(many(500));
+      const server = await listen({ store, listChunkItems: 100 });
 
-    expect(res.headers['content-encoding']).toBeUndefined();
-    expect(JSON.parse(res.body.toString('utf8'))).toHaveLength(count);
+      const res = await fetchRaw(`${server.url}/v1/store/orders`, { ...auth, 'Accept-Encoding': accept });
+      await server.close();
+
+      expect(res.headers['content-encoding']).toBe(coding);
+      expect(res.headers.vary).toBe('Accept-Encoding');
+      const list = JSON.parse(decode(res.body).toString('utf8'));
+      expect(list).toHaveLength(500);
+    });
+
+    test.each([
+      ['a small list, even when compression is accepted', 3, 'gzip, br'],
+      ['any list, when the client accepts no compression', 500, 'identity'],
+      ['any list, when the client sends no Accept-Encoding', 500, undefined],
+    ])('the list is not compressed for %s', async (_case, count, accept) => {
+      await store.importOrders(many(count));
+      const server = await listen({ store });
+
+      const res = await fetchRaw(`${server.url}/v1/store/orders`, accept ? { ...auth, 'Accept-Encoding': accept } : auth);
+      await server.close();
+
+      expect(res.headers['content-encoding']).toBeUndefined();
+      expect(JSON.parse(res.body.toString('utf8'))).toHaveLength(count);
+    });
   });
 });
