@@ -7,12 +7,15 @@ import path from 'node:path';
 import { generateKey, hashKey } from '../../src/keys';
 import { openSqliteStore, type ImportRecord } from '../../src/store';
 import { bigDownload, median, peakRss, startServer, throughput, type Server } from './measure';
+import { postgresRuns } from './postgres';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const BIG = Number(process.env.BENCH_BIG ?? 1_000_000);
 // A substring of scenario names: runs only those throughput scenarios and skips the large runs.
 const ONLY = process.env.BENCH_ONLY;
+// The PostgreSQL rows (on by default; BENCH_PG=0 leaves them out).
+const PG = process.env.BENCH_PG !== '0';
 const ROOT = path.join(__dirname, '..', '..', '..');
 const CLI = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
 
@@ -110,6 +113,13 @@ async function main(): Promise<void> {
     );
   }
 
+  if (PG) {
+    const sqlite = (name: string) => {
+      const rates = results.get(`${name}|petstore`);
+      return rates ? median(rates) : undefined;
+    };
+    lines.push('', ...(await postgresRuns({ cli: CLI, key, seconds: SECONDS, rounds: ROUNDS, orders, sqlite, nextPort: () => nextPort++ })));
+  }
   if (ONLY !== undefined) {
     process.stdout.write(`${lines.join('\n')}\n`);
     return;

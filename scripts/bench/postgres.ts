@@ -1,0 +1,134 @@
+// The PostgreSQL part of `npm run bench`: the same scenarios as SQLite's on one database, then
+// two instances sharing it against one.
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { hashKey } from '../../src/keys';
+import { openPostgresStore, type ImportRecord } from '../../src/store';
+import { median, startServer, throughput, type Server } from './measure';
+
+const ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+interface Context {
+  cli: string;
+  key: string;
+  seconds: number;
+  rounds: number;
+  orders: (count: number) => Iterable<ImportRecord>;
+  /** petstore-orders on SQLite, by scenario name, for the comparison column. */
+  sqlite: (name: string) => number | undefined;
+  nextPort: () => number;
+}
+
+async function admin(text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: ADMIN_URL });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+function urlOf(database: string): string {
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+/** Runs the PostgreSQL scenarios; returns the README table, or one line saying why it could not. */
+export async function postgresRuns(ctx: Context): Promise<string[]> {
+  try {
+    await admin('SELECT 1');
+  } catch (err) {
+    return [`PostgreSQL rows skipped: no server at ${ADMIN_URL} (${(err as Error).message}); set BENCH_PG_URL.`];
+  }
+  const prefix = `bench_${randomBytes(4).toString('hex')}`;
+  const databases: string[] = [];
+  const create = async (name: string, template?: string): Promise<string> => {
+    const database = `${prefix}_${name}`;
+    await admin(`CREATE DATABASE ${database}${template ? ` TEMPLATE ${template}` : ''}`);
+    databases.push(database);
+    return database;
+  };
+  const fill = async (database: string, count: number): Promise<void> => {
+    const store = await openPostgresStore(urlOf(database));
+    await store.importOrders(ctx.orders(count));
+    await store.createKey('bench', hashKey(ctx.key));
+    await store.close();
+  };
+  try {
+    process.stderr.write('preparing PostgreSQL databases\n');
+    const list = await create('list');
+    await fill(list, 1000);
+    const pendingTemplate = await create('pending');
+    await fill(pendingTemplate, 300_000);
+    let copies = 0;
+    const pending = () => create(`pending_${copies++}`, pendingTemplate);
+
+    const start = (database: string): Promise<Server> => {
+      const port = ctx.nextPort();
+      return startServer(ctx.cli, ['serve', '--port', String(port)], port, /listening/, {
+        LOG_LEVEL: 'info',
+        PETSTORE_DATABASE_URL: urlOf(database),
+      });
+    };
+    const auth = { Authorization: `Bearer ${ctx.key}` };
+    const rates = new Map<string, number[]>();
+    const record = (name: string, rate: number) => {
+      rates.set(name, [...(rates.get(name) ?? []), rate]);
+      process.stderr.write(`postgres ${name}: ${rate.toFixed(0)} req/s\n`);
+    };
+    const single = [
+      { name: 'listOrders, 1,000 orders (c=32)', method: 'GET' as const, path: () => '/v1/store/orders', connections: 32, expect: 200, fresh: false },
+      { name: 'cancelOrder, unknown id (c=32)', method: 'DELETE' as const, path: () => '/v1/store/orders/987654321', connections: 32, expect: 404, fresh: false },
+      { name: 'cancelOrder, pending orders (c=16)', method: 'DELETE' as const, path: (n: number) => `/v1/store/orders/${n + 1}`, connections: 16, expect: 204, fresh: true },
+    ];
+    for (let round = 0; round < ctx.rounds; round += 1) {
+      for (const scenario of single) {
+        const database = scenario.fresh ? await pending() : list;
+        // One instance with all the connections, then two instances with half each, at once.
+        const one = await start(database);
+        try {
+          record(scenario.name, await throughput({ url: one.url, ...scenario, headers: auth, seconds: ctx.seconds }));
+        } finally {
+          await one.stop();
+        }
+        const twoDatabase = scenario.fresh ? await pending() : list;
+        const two = await Promise.all([start(twoDatabase), start(twoDatabase)]);
+        try {
+          const halves = await Promise.all(
+            two.map((server, i) =>
+              throughput({
+                url: server.url,
+                ...scenario,
+                // Interleaved ids, so the two instances never cancel the same order.
+                path: (n: number) => scenario.path(n * 2 + i),
+                connections: scenario.connections / 2,
+                headers: auth,
+                seconds: ctx.seconds,
+              }),
+            ),
+          );
+          record(`${scenario.name}, two instances`, halves[0]! + halves[1]!);
+        } finally {
+          await Promise.all(two.map((server) => server.stop()));
+        }
+      }
+    }
+    const lines = [
+      `## PostgreSQL (requests/s, median of ${ctx.rounds} rounds of ${ctx.seconds} s; PostgreSQL on the same machine)`,
+      '',
+      '| scenario | SQLite, one instance | PostgreSQL, one instance | PostgreSQL, two instances | two / one |',
+      '|---|---:|---:|---:|---:|',
+    ];
+    for (const scenario of single) {
+      const one = median(rates.get(scenario.name)!);
+      const two = median(rates.get(`${scenario.name}, two instances`)!);
+      const sqlite = ctx.sqlite(scenario.name);
+      lines.push(`| ${scenario.name} | ${sqlite === undefined ? '-' : sqlite.toFixed(0)} | ${one.toFixed(0)} | ${two.toFixed(0)} | ${(two / one).toFixed(2)}× |`);
+    }
+    return lines;
+  } finally {
+    for (const database of databases.reverse()) await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`).catch(() => undefined);
+  }
+}
