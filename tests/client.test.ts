@@ -1,5 +1,4 @@
-import createClient from 'openapi-fetch';
-import type { paths } from '../src/contract/types';
+import { OrdersApiError, createOrdersClient, type OrdersClient } from '../src/client';
 import type { Store } from '../src/store';
 import { listen } from './helpers/app';
 import { storeKinds } from './helpers/stores';
@@ -11,13 +10,13 @@ describe.each(storeKinds())('$name store', (kind) => {
 
   let store: Store;
   let server: Awaited<ReturnType<typeof listen>>;
-  let client: ReturnType<typeof createClient<paths>>;
+  let client: OrdersClient;
 
   beforeEach(async () => {
     ({ store } = await kind.open());
     const key = await addKey(store);
     server = await listen({ store });
-    client = createClient<paths>({ baseUrl: `${server.url}/v1`, headers: { Authorization: `Bearer ${key}` } });
+    client = createOrdersClient({ baseUrl: server.url, apiKey: key });
   });
   afterEach(async () => {
     await server.close();
@@ -27,36 +26,59 @@ describe.each(storeKinds())('$name store', (kind) => {
   test('a consumer lists orders, cancels one, and sees it gone, through the typed client', async () => {
     await store.importOrders([order({ id: 1, petId: 11 }), order({ id: 2, petId: 22 })]);
 
-    const before = await client.GET('/store/orders');
-    const cancel = await client.DELETE('/store/orders/{orderId}', { params: { path: { orderId: 1 } } });
-    const after = await client.GET('/store/orders');
+    const before = await client.listOrders();
+    await client.cancelOrder(1);
+    const after = await client.listOrders();
 
-    expect(before.response.status).toBe(200);
-    expect(before.data?.map((o) => o.petId)).toEqual([11, 22]);
-    expect(cancel.response.status).toBe(204);
-    expect(cancel.error).toBeUndefined();
-    expect(after.data?.map((o) => o.id)).toEqual([2]);
+    expect(before.notModified).toBe(false);
+    expect(before.notModified === false && before.orders.map((o) => o.petId)).toEqual([11, 22]);
+    expect(after.notModified === false && after.orders.map((o) => o.id)).toEqual([2]);
+  });
+
+  test('a consumer revalidates the list with its ETag and is told it has not changed', async () => {
+    await store.importOrders([order({ id: 1 })]);
+
+    const first = await client.listOrders();
+    const again = await client.listOrders({ ifNoneMatch: first.etag! });
+
+    expect(first.etag).toMatch(/^W\/"/);
+    expect(again).toEqual({ notModified: true, etag: first.etag });
   });
 
   test('a consumer gets the typed Error object when an order has shipped', async () => {
     await store.importOrders([order({ id: 3, status: 'shipped' })]);
 
-    const { error, response } = await client.DELETE('/store/orders/{orderId}', { params: { path: { orderId: 3 } } });
+    const failure = await client.cancelOrder(3).catch((err: unknown) => err);
 
-    expect(response.status).toBe(409);
-    expect(error).toEqual({
-      code: 'order_already_shipped',
-      message: 'Order 3 has already shipped and cannot be cancelled',
-      status: 409,
-    });
+    expect(failure).toBeInstanceOf(OrdersApiError);
+    const error = failure as OrdersApiError;
+    expect([error.status, error.code]).toEqual([409, 'order_already_shipped']);
+    expect(error.body).toEqual({ code: 'order_already_shipped', message: 'Order 3 has already shipped and cannot be cancelled', status: 409 });
+  });
+
+  test('a wrong key surfaces as a typed 401', async () => {
+    const stranger = createOrdersClient({ baseUrl: `${server.url}/v1/`, apiKey: 'pso_not-a-key' });
+
+    await expect(stranger.listOrders()).rejects.toMatchObject({ name: 'OrdersApiError', status: 401, code: 'unauthorized' });
   });
 
   test('a consumer reads a pet through the deprecated operation and sees its sunset', async () => {
     await store.importOrders([order({ id: 1, petId: 11 })]);
 
-    const { data, response } = await client.GET('/pets/{petId}', { params: { path: { petId: 11 } } });
+    const { pet, deprecation } = await client.getPetById(11);
 
-    expect(data).toEqual({ id: 11 });
-    expect(response.headers.get('sunset')).toBe('Wed, 30 Jun 2027 00:00:00 GMT');
+    expect(pet).toEqual({ id: 11 });
+    expect(deprecation.sunset).toBe('Wed, 30 Jun 2027 00:00:00 GMT');
+    expect(deprecation.deprecation).toMatch(/^@\d+$/);
   });
+});
+
+test('an answer that is not the spec\'s Error still surfaces as OrdersApiError, without a code', async () => {
+  const proxy = createOrdersClient({
+    baseUrl: 'http://orders.invalid',
+    apiKey: 'pso_x',
+    fetch: async () => new Response('<html>Bad gateway</html>', { status: 502, headers: { 'Content-Type': 'text/html' } }),
+  });
+
+  await expect(proxy.listOrders()).rejects.toMatchObject({ name: 'OrdersApiError', status: 502, code: undefined, body: undefined });
 });
