@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import type { Readable } from 'node:stream';
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigError, loadConfig, type Config } from '../config';
+import { checkDeployment, formatReport } from '../contract/check-deployment';
 import { loadDocument } from '../contract/document';
 import { seedDemo } from '../demo';
 import { idProblem, parseId } from '../ids';
@@ -140,8 +141,44 @@ export function buildProgram(io: CliIO): Command {
       }
     });
 
+  program
+    .command('contract-check')
+    .description('check that a deployment keeps the v1 contract; read-only unless --allow-writes')
+    .requiredOption('--base-url <url>', 'the deployment, e.g. https://orders.example.com')
+    .requiredOption('--api-key <key>', 'an API key for it')
+    .option('--allow-writes', 'also cancel an order (--cancel-order) and try a shipped one (--shipped-order)')
+    .option('--cancel-order <id>', 'a pending order to cancel: expects 204, then 404 (needs --allow-writes)')
+    .option('--shipped-order <id>', 'a shipped order: expects 409 (needs --allow-writes)')
+    .option('--json', 'print the report as JSON')
+    .action(
+      async (options: { baseUrl: string; apiKey: string; allowWrites?: boolean; cancelOrder?: string; shippedOrder?: string; json?: boolean }) => {
+        if (!/^https?:\/\/[^/]/.test(options.baseUrl)) throw new CliError(`--base-url must be an http:// or https:// URL, got "${options.baseUrl}"`);
+        const writes: { cancelOrder?: number; shippedOrder?: number } = {};
+        for (const [flag, raw, field] of [
+          ['--cancel-order', options.cancelOrder, 'cancelOrder'],
+          ['--shipped-order', options.shippedOrder, 'shippedOrder'],
+        ] as const) {
+          if (raw === undefined) continue;
+          if (!options.allowWrites) throw new CliError(`${flag} changes the deployment; add --allow-writes to allow it`);
+          const id = parseId(raw);
+          if (id === undefined) throw new CliError(idProblem(flag, raw));
+          writes[field] = id;
+        }
+        if (options.allowWrites && Object.keys(writes).length === 0) {
+          throw new CliError('--allow-writes needs --cancel-order ID and/or --shipped-order ID to know which orders it may use');
+        }
+        const results = await checkDeployment({ baseUrl: options.baseUrl, apiKey: options.apiKey, document: loadDocument(), writes });
+        const passed = results.every((result) => result.ok);
+        io.stdout(options.json ? `${JSON.stringify({ baseUrl: options.baseUrl, passed, checks: results }, null, 2)}\n` : formatReport(options.baseUrl, results));
+        if (!passed) throw new ContractViolation();
+      },
+    );
+
   return program;
 }
+
+/** The deployment broke the contract: the report says how; exit status 1 with nothing more. */
+class ContractViolation extends Error {}
 
 /** Runs the CLI and resolves to its exit status; `serve` keeps the process alive after resolving. */
 export async function runCli(argv: readonly string[], io: CliIO): Promise<number> {
@@ -151,6 +188,7 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
     return 0;
   } catch (err) {
     if (err instanceof CommanderError) return err.exitCode;
+    if (err instanceof ContractViolation) return 1;
     if (err instanceof CliError || err instanceof ConfigError) {
       io.stderr(`petstore-orders: ${err.message}\n`);
       return 1;

@@ -5,6 +5,7 @@ import type { OpenAPIV3 } from 'openapi-types';
 import { deprecationHeaders } from '../contract/deprecation';
 import { cloneDocument } from '../contract/document';
 import type { OperationId } from '../contract/types';
+import { responseProblem } from '../contract/conformance';
 import { createContractAjv, customizeAjv, describeAjvError } from '../contract/validation';
 import { ApiError, toApiError } from '../errors';
 import { idProblem, parseId } from '../ids';
@@ -224,39 +225,9 @@ function contractProblem(
 ): string | null {
   const key = errorKey(operation, reply);
   if (key !== undefined && checkedErrors.has(key)) return null;
-  const problem = fullContractProblem(api, validateError, operation, reply);
+  const problem = responseProblem(api, validateError, operation, reply);
   if (problem === null && key !== undefined) checkedErrors.add(key);
   return problem;
-}
-
-function fullContractProblem(
-  api: OpenAPIBackend,
-  validateError: ValidateFunction,
-  operation: Operation | undefined,
-  reply: Reply,
-): string | null {
-  if (!operation) {
-    return validateError(reply.body) ? null : `Error body invalid: ${JSON.stringify(validateError.errors)}`;
-  }
-  const declared = (operation.responses ?? {}) as Record<string, OpenAPIV3.ResponseObject>;
-  const response = declared[String(reply.status)] ?? declared[`${String(reply.status)[0]}XX`] ?? declared.default;
-  if (!response) return `status ${reply.status} is not declared for ${operation.operationId}`;
-  if (!response.content) {
-    return reply.body === undefined ? null : `status ${reply.status} of ${operation.operationId} declares no body`;
-  }
-  // A streamed array is valid by construction: its serializer is compiled from this very schema
-  // and the store's typed, CHECK-constrained columns guarantee every value it is given.
-  if (reply.stream) return headersProblem(api, operation, reply);
-  if (reply.body === undefined) return `status ${reply.status} of ${operation.operationId} requires a body`;
-  const body = api.validateResponse(reply.body, operation, reply.status);
-  if (body.errors) return `body invalid: ${body.errors.map((e) => describeAjvError(e, 'body')).join('; ')}`;
-  return headersProblem(api, operation, reply);
-}
-
-function headersProblem(api: OpenAPIBackend, operation: Operation, reply: Reply): string | null {
-  const headers = api.validateResponseHeaders(reply.headers ?? {}, operation, { statusCode: reply.status });
-  if (headers.errors) return `headers invalid: ${headers.errors.map((e) => describeAjvError(e)).join('; ')}`;
-  return null;
 }
 
 /** Refuses to start when the spec has an operation with no handler, naming it. */

@@ -1,0 +1,160 @@
+import { isDeepStrictEqual } from 'node:util';
+import type { OpenAPIV3 } from 'openapi-types';
+import { createContractChecker } from './conformance';
+import { deprecationHeaders } from './deprecation';
+
+/** What `contract-check` is asked to do. */
+export interface DeploymentCheckOptions {
+  /** The deployment, with or without `/v1`. */
+  baseUrl: string;
+  apiKey: string;
+  /** The spec the deployment must keep. */
+  document: OpenAPIV3.Document;
+  /** Also cancel `cancelOrder` (expecting 204 then 404) and try to cancel `shippedOrder` (expecting 409). */
+  writes?: { cancelOrder?: number; shippedOrder?: number };
+  fetch?: typeof fetch;
+}
+
+/** One check and how it went. */
+export interface CheckResult {
+  name: string;
+  ok: boolean;
+  /** What was wrong, when it failed. */
+  problem?: string;
+}
+
+interface Answer {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+/**
+ * Calls a deployment the way a consumer would and checks every answer against the spec, with the
+ * same compiled schemas and the same conformance rules the server applies to its own replies.
+ * Read-only unless `writes` is given.
+ */
+export async function checkDeployment(options: DeploymentCheckOptions): Promise<CheckResult[]> {
+  const root = options.baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
+  const doFetch = options.fetch ?? fetch;
+  const checker = await createContractChecker(options.document);
+  const results: CheckResult[] = [];
+  const auth = { Authorization: `Bearer ${options.apiKey}` };
+
+  const call = async (method: string, path: string, headers: Record<string, string> = {}): Promise<Answer> => {
+    const res = await doFetch(`${root}${path}`, { method, headers });
+    const text = await res.text();
+    let body: unknown;
+    if (text !== '') {
+      try {
+        body = JSON.parse(text);
+      } catch {
+        body = text;
+      }
+    }
+    const names: Record<string, string> = {};
+    res.headers.forEach((value, name) => (names[name] = value));
+    return { status: res.status, headers: names, body };
+  };
+  const check = async (name: string, run: () => Promise<string | null>): Promise<void> => {
+    try {
+      const problem = await run();
+      results.push(problem === null ? { name, ok: true } : { name, ok: false, problem });
+    } catch (err) {
+      results.push({ name, ok: false, problem: `request failed: ${err instanceof Error ? err.message : String(err)}` });
+    }
+  };
+  /** The answer must have the expected status and conform to the operation (or be an Error outside one). */
+  const expectAnswer = (answer: Answer, status: number, operationId: string | undefined): string | null => {
+    if (answer.status !== status) return `expected ${status}, got ${answer.status}: ${JSON.stringify(answer.body)?.slice(0, 200)}`;
+    const problem = checker.problem(operationId, answer);
+    if (problem) return problem;
+    if (status >= 400 && (answer.body as { status?: unknown }).status !== status) return `Error.status is not ${status}`;
+    return null;
+  };
+
+  await check('GET /v1/openapi.json serves the local spec, unchanged', async () => {
+    const answer = await call('GET', '/v1/openapi.json');
+    if (answer.status !== 200) return `expected 200, got ${answer.status}`;
+    return isDeepStrictEqual(answer.body, JSON.parse(JSON.stringify(options.document))) ? null : 'the served document differs from the local spec';
+  });
+
+  let listed: Array<{ id: number; petId: number }> = [];
+  let etag: string | undefined;
+  await check('listOrders: 200, every order valid, with an ETag', async () => {
+    const answer = await call('GET', '/v1/store/orders', auth);
+    const problem = expectAnswer(answer, 200, 'listOrders');
+    if (problem) return problem;
+    listed = answer.body as typeof listed;
+    etag = answer.headers.etag;
+    return etag ? null : 'no ETag header';
+  });
+
+  await check('listOrders with its own ETag in If-None-Match: 304, no body', async () => {
+    if (!etag) return 'no ETag to revalidate with';
+    const answer = await call('GET', '/v1/store/orders', { ...auth, 'If-None-Match': etag });
+    return expectAnswer(answer, 304, 'listOrders');
+  });
+
+  for (const [name, headers] of [
+    ['without a key', {}],
+    ['with a wrong key', { Authorization: 'Bearer pso_contract-check-not-a-key' }],
+  ] as const) {
+    await check(`listOrders ${name}: 401 Error with a Bearer challenge`, async () => {
+      const answer = await call('GET', '/v1/store/orders', headers);
+      const problem = expectAnswer(answer, 401, 'listOrders');
+      if (problem) return problem;
+      return /^Bearer\b/i.test(answer.headers['www-authenticate'] ?? '') ? null : 'no WWW-Authenticate: Bearer header';
+    });
+  }
+
+  await check('cancelOrder of an unknown order: 404 Error', async () => {
+    // The lowest safe id that the list does not hold: an import never assigns it.
+    const held = new Set(listed.map((order) => order.id));
+    let unknown = -Number.MAX_SAFE_INTEGER;
+    while (held.has(unknown)) unknown += 1;
+    return expectAnswer(await call('DELETE', `/v1/store/orders/${unknown}`, auth), 404, 'cancelOrder');
+  });
+
+  await check('cancelOrder with a malformed id: 400 Error', async () =>
+    expectAnswer(await call('DELETE', '/v1/store/orders/4.2e1', auth), 400, 'cancelOrder'),
+  );
+
+  await check('an unknown path: 404 Error', async () => expectAnswer(await call('GET', '/v1/contract-check/nowhere', auth), 404, undefined));
+
+  for (const [operationId, expected] of deprecationHeaders(options.document)) {
+    await check(`${operationId} is deprecated: Deprecation, Sunset and Link headers as the spec says`, async () => {
+      const petId = listed[0]?.petId ?? 1;
+      const answer = await call('GET', `/v1/pets/${petId}`, auth);
+      const problem = checker.problem(operationId, answer);
+      if (problem) return `status ${answer.status}: ${problem}`;
+      for (const [header, value] of Object.entries(expected)) {
+        if (answer.headers[header.toLowerCase()] !== value) return `${header} is ${JSON.stringify(answer.headers[header.toLowerCase()])}, expected ${JSON.stringify(value)}`;
+      }
+      return null;
+    });
+  }
+
+  const { cancelOrder, shippedOrder } = options.writes ?? {};
+  if (cancelOrder !== undefined) {
+    await check(`cancelOrder ${cancelOrder}: 204, then 404 when cancelled again`, async () => {
+      const first = expectAnswer(await call('DELETE', `/v1/store/orders/${cancelOrder}`, auth), 204, 'cancelOrder');
+      if (first) return first;
+      return expectAnswer(await call('DELETE', `/v1/store/orders/${cancelOrder}`, auth), 404, 'cancelOrder');
+    });
+  }
+  if (shippedOrder !== undefined) {
+    await check(`cancelOrder ${shippedOrder} (shipped): 409 Error`, async () =>
+      expectAnswer(await call('DELETE', `/v1/store/orders/${shippedOrder}`, auth), 409, 'cancelOrder'),
+    );
+  }
+  return results;
+}
+
+/** The readable report: one line per check, then a summary. */
+export function formatReport(baseUrl: string, results: CheckResult[]): string {
+  const failed = results.filter((result) => !result.ok).length;
+  const lines = results.map((result) => (result.ok ? `PASS  ${result.name}` : `FAIL  ${result.name}\n      ${result.problem}`));
+  lines.push('', `${results.length} checks against ${baseUrl}: ${results.length - failed} passed, ${failed} failed`);
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,67 @@
+import type { ValidateFunction } from 'ajv';
+import OpenAPIBackend, { type Operation } from 'openapi-backend';
+import type { OpenAPIV3 } from 'openapi-types';
+import { cloneDocument } from './document';
+import { createContractAjv, customizeAjv, describeAjvError } from './validation';
+
+/** A response to check: its status, headers and parsed JSON body; `stream` marks a streamed array. */
+export interface CheckedResponse {
+  status: number;
+  headers?: Record<string, string>;
+  body?: unknown;
+  stream?: unknown;
+}
+
+/**
+ * Checks a response against the spec: its status must be declared for the operation, its body
+ * must match the declared schema (or be absent when none is declared), and its headers their
+ * schemas. A response outside any operation must carry a valid Error. Returns null when it conforms.
+ * The server runs this on every reply before sending it; `contract-check` runs it on a deployment's.
+ */
+export function responseProblem(
+  api: OpenAPIBackend,
+  validateError: ValidateFunction,
+  operation: Operation | undefined,
+  reply: CheckedResponse,
+): string | null {
+  if (!operation) {
+    return validateError(reply.body) ? null : `Error body invalid: ${JSON.stringify(validateError.errors)}`;
+  }
+  const declared = (operation.responses ?? {}) as Record<string, OpenAPIV3.ResponseObject>;
+  const response = declared[String(reply.status)] ?? declared[`${String(reply.status)[0]}XX`] ?? declared.default;
+  if (!response) return `status ${reply.status} is not declared for ${operation.operationId}`;
+  if (!response.content) {
+    return reply.body === undefined ? null : `status ${reply.status} of ${operation.operationId} declares no body`;
+  }
+  // A streamed array is valid by construction: its serializer is compiled from this very schema
+  // and the store's typed, CHECK-constrained columns guarantee every value it is given.
+  if (reply.stream) return headersProblem(api, operation, reply);
+  if (reply.body === undefined) return `status ${reply.status} of ${operation.operationId} requires a body`;
+  const body = api.validateResponse(reply.body, operation, reply.status);
+  if (body.errors) return `body invalid: ${body.errors.map((e) => describeAjvError(e, 'body')).join('; ')}`;
+  return headersProblem(api, operation, reply);
+}
+
+function headersProblem(api: OpenAPIBackend, operation: Operation, reply: CheckedResponse): string | null {
+  const headers = api.validateResponseHeaders(reply.headers ?? {}, operation, { statusCode: reply.status });
+  if (headers.errors) return `headers invalid: ${headers.errors.map((e) => describeAjvError(e)).join('; ')}`;
+  return null;
+}
+
+/** The spec's checks, compiled once, for a client of a deployment: the same schemas the server uses. */
+export interface ContractChecker {
+  readonly document: OpenAPIV3.Document;
+  /** Null when the response conforms to `operationId` (or, without one, is a valid Error). */
+  problem(operationId: string | undefined, response: CheckedResponse): string | null;
+}
+
+export async function createContractChecker(document: OpenAPIV3.Document): Promise<ContractChecker> {
+  const api = new OpenAPIBackend({ definition: cloneDocument(document), apiRoot: '/v1', customizeAjv });
+  await api.init();
+  const validateError = createContractAjv(document).compile(document.components?.schemas?.Error as object) as ValidateFunction;
+  return {
+    document,
+    problem: (operationId, response) =>
+      responseProblem(api, validateError, operationId === undefined ? undefined : api.getOperation(operationId), response),
+  };
+}
