@@ -6,10 +6,12 @@ import type { OpenAPIV3 } from 'openapi-types';
 import { SPEC_PATH, loadDocument } from './contract/document';
 import { DEFAULT_LIMITS } from './config';
 import { ApiError, toApiError } from './errors';
-import { createDispatcher } from './http/backend';
+import { createDispatcher, type RoutedRequest } from './http/backend';
+import { docsRouter } from './http/docs';
 import { createHandlers, type OperationHandlers } from './http/handlers';
 import { errorReply, sendReply } from './http/reply';
 import { silentLogger, type Logger } from './logger';
+import { createMetrics, type Metrics } from './metrics';
 import type { Store } from './store';
 
 /** Everything the app depends on, injected so that tests build a fresh app per test. */
@@ -24,6 +26,8 @@ export interface AppDeps {
   listChunkItems?: number;
   /** Largest request body accepted, in bytes (default 16 KiB); no v1 operation takes one. */
   maxBodyBytes?: number;
+  /** Where request counts and durations go, served at /metrics (default: a registry of the app's own). */
+  metrics?: Metrics;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -34,6 +38,7 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
   const document = deps.document ?? loadDocument();
   const chunkItems = deps.listChunkItems ?? 1000;
   const maxBodyBytes = deps.maxBodyBytes ?? DEFAULT_LIMITS.maxBodyBytes;
+  const metrics = deps.metrics ?? createMetrics();
   const dispatch = await createDispatcher({
     document,
     store: deps.store,
@@ -55,16 +60,16 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
       throw new ApiError('invalid_request', 'The request path contains malformed percent-encoding');
     }
     const queryIndex = req.originalUrl.indexOf('?');
-    await dispatch(
-      {
-        method: req.method,
-        path: rawPath,
-        query: queryIndex === -1 ? '' : req.originalUrl.slice(queryIndex + 1),
-        headers: req.headers,
-        requestId: res.locals.requestId as string,
-      },
-      res,
-    );
+    const routed: RoutedRequest = {
+      method: req.method,
+      path: rawPath,
+      query: queryIndex === -1 ? '' : req.originalUrl.slice(queryIndex + 1),
+      headers: req.headers,
+      requestId: res.locals.requestId as string,
+    };
+    // The request log and the metrics read the operationId the dispatcher matched.
+    res.locals.routed = routed;
+    await dispatch(routed, res);
   };
 
   // API requests, the hot path, go straight to the dispatcher instead of past every route below.
@@ -75,8 +80,27 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
   };
 
   app.use((req: Request, res: Response, next: NextFunction) => {
+    const started = process.hrtime.bigint();
     const incoming = req.get('x-request-id');
     res.locals.requestId = incoming !== undefined && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    res.once('close', () => {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const operation = (res.locals.routed as RoutedRequest | undefined)?.operationId ?? (res.locals.endpoint as string | undefined) ?? 'none';
+      metrics.observe(operation, req.method, res.statusCode, seconds);
+      // One line per request: never its headers, so never a key.
+      logger.info(
+        {
+          requestId: res.locals.requestId as string,
+          method: req.method,
+          path: req.path,
+          operationId: operation,
+          status: res.statusCode,
+          durationMs: Math.round(seconds * 1e6) / 1e3,
+          ...(res.writableFinished ? {} : { aborted: true }),
+        },
+        'request',
+      );
+    });
     res.setHeader('X-Request-Id', res.locals.requestId as string);
     res.setHeader('X-Content-Type-Options', 'nosniff');
     // Responses carry orders and keyed answers; no cache may keep them. A client that keeps a
@@ -95,9 +119,13 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
     });
   });
 
-  app.get('/healthz', (_req, res) => sendReply(res, { status: 200, body: { status: 'ok' } }));
+  app.get('/healthz', (_req, res) => {
+    res.locals.endpoint = 'healthz';
+    sendReply(res, { status: 200, body: { status: 'ok' } });
+  });
 
   app.get('/readyz', async (_req, res) => {
+    res.locals.endpoint = 'readyz';
     try {
       await deps.store.ping();
       sendReply(res, { status: 200, body: { status: 'ready' } });
@@ -108,6 +136,7 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
   });
 
   app.get('/v1/openapi.json', (_req, res) => {
+    res.locals.endpoint = 'openapi';
     res.setHeader('Cache-Control', 'no-cache');
     res.setHeader('Content-Type', 'application/json');
     res.setHeader('Content-Length', served.length);
@@ -115,10 +144,25 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
   });
 
   app.get('/changelog', (_req, res) => {
+    res.locals.endpoint = 'changelog';
     res.setHeader('Cache-Control', 'no-cache');
     res.setHeader('Content-Type', 'text/markdown; charset=utf-8');
     res.setHeader('Content-Length', changelog.length);
     res.end(changelog);
+  });
+
+  app.use(docsRouter());
+
+  app.get('/metrics', async (req, res) => {
+    res.locals.endpoint = 'metrics';
+    if (!metrics.allowed(req.headers.authorization)) {
+      sendReply(res, errorReply(new ApiError('unauthorized', 'A valid metrics token is required', { 'WWW-Authenticate': 'Bearer realm="petstore-orders metrics"' })));
+      return;
+    }
+    const text = await metrics.registry.metrics();
+    res.setHeader('Content-Type', metrics.registry.contentType);
+    res.setHeader('Content-Length', Buffer.byteLength(text));
+    res.end(text);
   });
 
   app.use(dispatchContract);

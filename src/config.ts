@@ -17,6 +17,8 @@ export interface Config {
   readonly postgres: { readonly poolSize: number; readonly statementTimeoutMs: number };
   readonly limits: HttpLimits;
   readonly logLevel: LogLevel;
+  /** When set, GET /metrics needs `Authorization: Bearer <token>`; when unset, it is open. */
+  readonly metricsToken: string | undefined;
 }
 
 /** What the HTTP server accepts from one client before it answers with an error and hangs up. */
@@ -87,6 +89,7 @@ export function loadConfig(
       maxBodyBytes: number(env, 'PETSTORE_MAX_BODY_BYTES', DEFAULT_LIMITS.maxBodyBytes),
     }),
     logLevel: parseLogLevel(nonEmpty(env.LOG_LEVEL) ?? 'info'),
+    metricsToken: nonEmpty(env.PETSTORE_METRICS_TOKEN),
   });
 }
 

@@ -6,6 +6,7 @@ import { DEFAULT_LIMITS, type HttpLimits } from './config';
 import { ApiError } from './errors';
 import { errorReply } from './http/reply';
 import { silentLogger, type Logger } from './logger';
+import { createMetrics } from './metrics';
 import type { Store } from './store';
 
 /** Options for a listening server. */
@@ -17,6 +18,8 @@ export interface ServerOptions {
   /** How long to wait for in-flight requests on shutdown before closing their connections. */
   shutdownTimeoutMs: number;
   limits?: HttpLimits;
+  /** Protects GET /metrics when set. */
+  metricsToken?: string | undefined;
 }
 
 /** A listening server and the way to stop it. */
@@ -93,7 +96,8 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Socket, logger: L
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const { store, logger } = options;
   const limits = options.limits ?? DEFAULT_LIMITS;
-  const app = await createApp({ store, logger, maxBodyBytes: limits.maxBodyBytes });
+  const metrics = createMetrics({ processMetrics: true, token: options.metricsToken });
+  const app = await createApp({ store, logger, maxBodyBytes: limits.maxBodyBytes, metrics });
   const server = createHttpServer(app, limits, logger);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -123,6 +127,20 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   };
 
   return { url, close };
+}
+
+/**
+ * Logs anything that escapes every handler as fatal, with its stack, flushes the log and exits 1:
+ * after an uncaught exception the process's state is unknown, so it must not keep serving.
+ */
+export function exitOnFatalErrors(logger: Logger): void {
+  const fatal = (err: unknown, origin: string): void => {
+    logger.fatal({ err, origin }, 'fatal error; exiting');
+    logger.flush();
+    process.exit(1);
+  };
+  process.once('uncaughtException', (err, origin) => fatal(err, origin));
+  process.once('unhandledRejection', (reason) => fatal(reason, 'unhandledRejection'));
 }
 
 /** Closes the server on SIGTERM or SIGINT, then exits 0 (1 if closing failed). */

@@ -9,7 +9,7 @@ import { idProblem, parseId } from '../ids';
 import { generateKey, hashKey, keyNameProblem } from '../keys';
 import { createLogger } from '../logger';
 import { ImportError, compileImportValidator, importOrders } from '../orders';
-import { closeOnSignals, startServer } from '../server';
+import { closeOnSignals, exitOnFatalErrors, startServer } from '../server';
 import { DuplicateKeyNameError, openStore, storeLocation, type Store } from '../store';
 
 /** Where the CLI reads and writes; injected so that tests can capture it. */
@@ -48,6 +48,7 @@ export function buildProgram(io: CliIO): Command {
     .action(async (options: { port?: string; host?: string; demo?: boolean }) => {
       const cfg = config({ port: options.port, host: options.host });
       const logger = createLogger(cfg.logLevel);
+      exitOnFatalErrors(logger);
       const store = await openStore(cfg, logger);
       const demoKey = options.demo && !cfg.production ? await seedDemo(store) : null;
       const server = await startServer({
@@ -57,6 +58,7 @@ export function buildProgram(io: CliIO): Command {
         port: cfg.port,
         shutdownTimeoutMs: cfg.shutdownTimeoutMs,
         limits: cfg.limits,
+        metricsToken: cfg.metricsToken,
       });
       closeOnSignals(server, logger);
       logger.info({ url: server.url, db: storeLocation(cfg) }, 'listening');
@@ -242,6 +244,6 @@ function demoBanner(url: string, dbPath: string, key: string | null): string {
       `  curl -i -H 'Authorization: Bearer ${key}' ${url}/v1/store/orders`,
     );
   }
-  lines.push(`API document: ${url}/v1/openapi.json`, ``);
+  lines.push(`API reference: ${url}/docs   (the document itself: ${url}/v1/openapi.json)`, ``);
   return lines.join('\n');
 }

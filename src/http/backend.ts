@@ -39,6 +39,8 @@ export interface RoutedRequest {
   query: string;
   headers: IncomingMessage['headers'];
   requestId: string;
+  /** Set by the dispatcher once routing has matched an operation. */
+  operationId?: string;
 }
 
 /** Dispatches one request by operationId and sends a response that has been checked against the spec. */
@@ -116,6 +118,7 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
       failure(c, request, new Error(`no handler is registered for ${c.operation?.operationId}`)),
 
     postResponseHandler: async (c: Context, request: RoutedRequest, res: ServerResponse) => {
+      request.operationId = c.operation?.operationId;
       const deprecation = deprecations.get(c.operation?.operationId ?? '');
       const withDeprecation = (reply: Reply): Reply =>
         deprecation ? { ...reply, headers: { ...reply.headers, ...deprecation } } : reply;
