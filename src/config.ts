@@ -29,6 +29,11 @@ export interface HttpLimits {
   readonly requestTimeoutMs: number;
   /** How long an idle keep-alive connection stays open. */
   readonly keepAliveTimeoutMs: number;
+  /**
+   * How long a connection may see no traffic either way, mid-request or mid-response, before it
+   * is closed: a client that stops reading a streamed list must not hold its snapshot for ever.
+   */
+  readonly socketIdleTimeoutMs: number;
   /** Largest request head (request line and headers), in bytes. */
   readonly maxHeaderBytes: number;
   /** Largest request body, in bytes; no operation of v1 takes one. */
@@ -40,6 +45,7 @@ export const DEFAULT_LIMITS: HttpLimits = Object.freeze({
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
   keepAliveTimeoutMs: 5_000,
+  socketIdleTimeoutMs: 60_000,
   maxHeaderBytes: 16_384,
   maxBodyBytes: 16_384,
 });
@@ -85,6 +91,7 @@ export function loadConfig(
       headersTimeoutMs: number(env, 'PETSTORE_HEADERS_TIMEOUT_MS', DEFAULT_LIMITS.headersTimeoutMs, 1),
       requestTimeoutMs: number(env, 'PETSTORE_REQUEST_TIMEOUT_MS', DEFAULT_LIMITS.requestTimeoutMs, 1),
       keepAliveTimeoutMs: number(env, 'PETSTORE_KEEP_ALIVE_TIMEOUT_MS', DEFAULT_LIMITS.keepAliveTimeoutMs, 1),
+      socketIdleTimeoutMs: number(env, 'PETSTORE_SOCKET_IDLE_TIMEOUT_MS', DEFAULT_LIMITS.socketIdleTimeoutMs, 1),
       maxHeaderBytes: number(env, 'PETSTORE_MAX_HEADER_BYTES', DEFAULT_LIMITS.maxHeaderBytes, 1024),
       maxBodyBytes: number(env, 'PETSTORE_MAX_BODY_BYTES', DEFAULT_LIMITS.maxBodyBytes),
     }),

@@ -63,6 +63,10 @@ export function createHttpServer(app: Express, limits: HttpLimits = DEFAULT_LIMI
     app,
   );
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket, logger));
+  server.setTimeout(limits.socketIdleTimeoutMs, (socket: Socket) => {
+    logger.info({ remote: socket.remoteAddress, idleMs: limits.socketIdleTimeoutMs }, 'closing a connection with no traffic');
+    socket.destroy();
+  });
   return server;
 }
 

@@ -19,6 +19,7 @@ describe('loadConfig', () => {
       PETSTORE_HEADERS_TIMEOUT_MS: '1000',
       PETSTORE_REQUEST_TIMEOUT_MS: '2000',
       PETSTORE_KEEP_ALIVE_TIMEOUT_MS: '3000',
+      PETSTORE_SOCKET_IDLE_TIMEOUT_MS: '4000',
       PETSTORE_MAX_HEADER_BYTES: '4096',
       PETSTORE_MAX_BODY_BYTES: '0',
       PETSTORE_BUSY_TIMEOUT_MS: '50',
@@ -28,7 +29,14 @@ describe('loadConfig', () => {
       PETSTORE_DATABASE_URL: 'postgres://app@db.internal:5432/orders',
     });
 
-    expect(config.limits).toEqual({ headersTimeoutMs: 1000, requestTimeoutMs: 2000, keepAliveTimeoutMs: 3000, maxHeaderBytes: 4096, maxBodyBytes: 0 });
+    expect(config.limits).toEqual({
+      headersTimeoutMs: 1000,
+      requestTimeoutMs: 2000,
+      keepAliveTimeoutMs: 3000,
+      socketIdleTimeoutMs: 4000,
+      maxHeaderBytes: 4096,
+      maxBodyBytes: 0,
+    });
     expect(config.busyTimeoutMs).toBe(50);
     expect(config.shutdownTimeoutMs).toBe(0);
     expect(config.postgres).toEqual({ poolSize: 25, statementTimeoutMs: 750 });

@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { Writable } from 'node:stream';
 import type { HttpLimits } from '../../src/config';
 import { createLogger } from '../../src/logger';
 import { startServer, type RunningServer } from '../../src/server';
@@ -13,6 +14,7 @@ const LIMITS: HttpLimits = {
   headersTimeoutMs: 400,
   requestTimeoutMs: 800,
   keepAliveTimeoutMs: 300,
+  socketIdleTimeoutMs: 700,
   maxHeaderBytes: 2048,
   maxBodyBytes: 64,
 };
@@ -21,11 +23,13 @@ let store: Store;
 let server: RunningServer;
 let key: string;
 let port: number;
+let logged = '';
 beforeAll(async () => {
   ({ store } = freshStore(tmp.dir));
   key = await addKey(store);
   await store.importOrders([order({ id: 1 }), order({ id: 2 })]);
-  server = await startServer({ store, logger: createLogger('silent'), host: '127.0.0.1', port: 0, shutdownTimeoutMs: 1000, limits: LIMITS });
+  const sink = new Writable({ write: (chunk, _encoding, done) => ((logged += chunk.toString()), done()) });
+  server = await startServer({ store, logger: createLogger('info', sink), host: '127.0.0.1', port: 0, shutdownTimeoutMs: 1000, limits: LIMITS });
   port = Number(new URL(server.url).port);
 });
 afterAll(() => server.close());
@@ -147,3 +151,25 @@ test('an idle keep-alive connection is closed after the keep-alive timeout', asy
   expect(result.closed).toBe(true);
   expect(result.elapsedMs).toBeLessThan(2000);
 });
+
+test('a client that stops reading a long list is cut after the idle timeout, and the list is released', async () => {
+  // Long enough that the response cannot all sit in the kernel's socket buffers.
+  await store.importOrders(Array.from({ length: 250_000 }, (_, i) => order({ id: 1000 + i })));
+  logged = '';
+  const socket = net.connect(port, '127.0.0.1');
+  socket.on('error', () => undefined);
+  socket.once('data', () => socket.pause()); // reads one chunk, then never again
+  socket.write(`GET /v1/store/orders HTTP/1.1\r\nHost: x\r\nAccept-Encoding: identity\r\nAuthorization: Bearer ${key}\r\n\r\n`);
+  const started = Date.now();
+
+  while (!logged.includes('closing a connection with no traffic') && Date.now() - started < 8000) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  socket.destroy();
+
+  expect(logged).toContain('closing a connection with no traffic');
+  expect(Date.now() - started).toBeLessThan(LIMITS.socketIdleTimeoutMs + 4000);
+  // The server is unharmed, and the next list is whole.
+  const res = await fetch(`${server.url}/v1/store/orders`, { headers: { Authorization: `Bearer ${key}` } });
+  expect(((await res.json()) as unknown[]).length).toBeGreaterThanOrEqual(250_000);
+}, 60_000);
