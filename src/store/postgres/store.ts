@@ -87,10 +87,14 @@ class PostgresStore implements Store {
       const client = await this.pool.connect();
       let cursor: Cursor<OrderRow> | undefined;
       let done = false;
-      // Returns the connection once; a failed one is destroyed rather than reused.
-      const finish = async (failed?: unknown): Promise<void> => {
+      // Gives the connection back once: ended cleanly for reuse, or destroyed after a failure.
+      const finish = async (failure?: unknown): Promise<void> => {
         if (done) return;
         done = true;
+        if (failure !== undefined) {
+          client.release(true);
+          return;
+        }
         try {
           await cursor?.close();
           await client.query('COMMIT');
@@ -98,21 +102,21 @@ class PostgresStore implements Store {
         } catch (err) {
           client.release(err instanceof Error ? err : true);
         }
-        void failed;
       };
       try {
         // One snapshot for the ETag and every row, however long the client takes to read them.
         await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
         const meta = await client.query<{ store_id: string; revision: number }>('SELECT store_id, revision FROM store_meta');
         const etag = etagOf(meta.rows[0]!);
-        cursor = client.query(new Cursor<OrderRow>(LIST_SQL, [], { rowMode: 'array' }));
-        const first = await cursor.read(prefetch + 1);
+        const open = client.query(new Cursor<OrderRow>(LIST_SQL, [], { rowMode: 'array' }));
+        cursor = open;
+        // Most lists fit in the first read: then the connection goes back at once.
+        const first = await open.read(prefetch + 1);
         if (first.length <= prefetch) {
           await finish();
           return snapshotOf(etag, first.map(rowToOrder));
         }
         let pending: OrderRow[] = first;
-        const open = cursor;
         return {
           etag,
           read: async (max: number): Promise<Order[]> => {
@@ -122,8 +126,7 @@ class PostgresStore implements Store {
                 if (more.length === 0) await finish();
                 pending = pending.concat(more);
               } catch (err) {
-                client.release(true);
-                done = true;
+                await finish(err);
                 throw translatePg(err);
               }
             }
@@ -134,8 +137,7 @@ class PostgresStore implements Store {
           close: () => finish(),
         };
       } catch (err) {
-        done = true;
-        client.release(true);
+        await finish(err);
         throw err;
       }
     });
@@ -185,14 +187,16 @@ class PostgresStore implements Store {
 
   async importOrders(records: Iterable<ImportRecord> | AsyncIterable<ImportRecord>): Promise<number> {
     const client = await guardPg(() => this.pool.connect());
-    let failed = false;
+    let broken = false;
     try {
       return await importIntoPostgres(client, records, now());
     } catch (err) {
-      failed = translatePg(err) !== err;
-      throw translatePg(err);
+      const translated = translatePg(err);
+      // A connection that failed under the import is not given back to the pool.
+      broken = translated !== err;
+      throw translated;
     } finally {
-      client.release(failed);
+      client.release(broken);
     }
   }
 
