@@ -80,27 +80,9 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
   };
 
   app.use((req: Request, res: Response, next: NextFunction) => {
-    const started = process.hrtime.bigint();
     const incoming = req.get('x-request-id');
     res.locals.requestId = incoming !== undefined && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    res.once('close', () => {
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      const operation = (res.locals.routed as RoutedRequest | undefined)?.operationId ?? (res.locals.endpoint as string | undefined) ?? 'none';
-      metrics.observe(operation, req.method, res.statusCode, seconds);
-      // One line per request: never its headers, so never a key.
-      logger.info(
-        {
-          requestId: res.locals.requestId as string,
-          method: req.method,
-          path: req.path,
-          operationId: operation,
-          status: res.statusCode,
-          durationMs: Math.round(seconds * 1e6) / 1e3,
-          ...(res.writableFinished ? {} : { aborted: true }),
-        },
-        'request',
-      );
-    });
+    recordWhenDone(req, res, logger, metrics);
     res.setHeader('X-Request-Id', res.locals.requestId as string);
     res.setHeader('X-Content-Type-Options', 'nosniff');
     // Responses carry orders and keyed answers; no cache may keep them. A client that keeps a
@@ -179,6 +161,31 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
   });
 
   return app;
+}
+
+/**
+ * Once the response is over (sent, or abandoned by the client), counts it in the metrics and logs
+ * one line for it: never its headers, so never a key.
+ */
+function recordWhenDone(req: Request, res: Response, logger: Logger, metrics: Metrics): void {
+  const started = process.hrtime.bigint();
+  res.once('close', () => {
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    const operation = (res.locals.routed as RoutedRequest | undefined)?.operationId ?? (res.locals.endpoint as string | undefined) ?? 'none';
+    metrics.observe(operation, req.method, res.statusCode, seconds);
+    logger.info(
+      {
+        requestId: res.locals.requestId as string,
+        method: req.method,
+        path: req.path,
+        operationId: operation,
+        status: res.statusCode,
+        durationMs: Math.round(seconds * 1e6) / 1e3,
+        ...(res.writableFinished ? {} : { aborted: true }),
+      },
+      'request',
+    );
+  });
 }
 
 /** The 413 for a body over the limit; the connection closes after it, with the rest of the body unread. */
