@@ -1,4 +1,5 @@
 import type { PoolClient } from 'pg';
+import { BUMP_REVISION_SQL } from '../shared';
 import { ImportConflictError, type ImportRecord } from '../types';
 
 const BATCH = 1000;
@@ -128,6 +129,6 @@ async function publish(client: PoolClient, count: number, now: string): Promise<
      FROM import_staging WHERE id IS NULL`,
     [now, largest],
   );
-  if (count > 0) await client.query('UPDATE store_meta SET revision = revision + 1');
+  if (count > 0) await client.query(BUMP_REVISION_SQL);
   return count;
 }

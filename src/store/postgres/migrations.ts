@@ -1,7 +1,8 @@
 import type { PoolClient } from 'pg';
 import type { Migration } from '../migration';
+import { SAFE_INTEGER_SQL } from '../shared';
 
-const SAFE = '9007199254740991';
+const SAFE = SAFE_INTEGER_SQL;
 
 /** The PostgreSQL schema history. Append only: never edit a migration that has shipped. */
 export const PG_MIGRATIONS: readonly Migration[] = [

@@ -3,8 +3,7 @@ import Cursor from 'pg-cursor';
 import type { Order } from '../../contract/types';
 import type { Logger } from '../../logger';
 import { silentLogger } from '../../logger';
-import { etagOf, rowToOrder, type OrderRow } from '../sqlite/rows';
-import { snapshotOf } from '../sqlite/snapshots';
+import { BUMP_REVISION_SQL, META_SQL, etagOf, rowToOrder, snapshotOf, type OrderRow } from '../shared';
 import {
   DuplicateKeyNameError,
   type CancelOutcome,
@@ -106,7 +105,7 @@ class PostgresStore implements Store {
       try {
         // One snapshot for the ETag and every row, however long the client takes to read them.
         await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-        const meta = await client.query<{ store_id: string; revision: number }>('SELECT store_id, revision FROM store_meta');
+        const meta = await client.query<{ store_id: string; revision: number }>(META_SQL);
         const etag = etagOf(meta.rows[0]!);
         const open = client.query(new Cursor<OrderRow>(LIST_SQL, [], { rowMode: 'array' }));
         cursor = open;
@@ -144,7 +143,7 @@ class PostgresStore implements Store {
   }
 
   async listEtag(): Promise<string> {
-    const { rows } = await this.query<{ store_id: string; revision: number }>('SELECT store_id, revision FROM store_meta');
+    const { rows } = await this.query<{ store_id: string; revision: number }>(META_SQL);
     return etagOf(rows[0]!);
   }
 
@@ -153,36 +152,35 @@ class PostgresStore implements Store {
   }
 
   async cancelOrder(id: number): Promise<CancelOutcome> {
-    // One statement: the conditional update and the revision bump commit together, and
-    // concurrent cancels of one order across instances give exactly one 'cancelled'.
-    const { rows } = await this.query<{ cancelled: number; status: OrderStatus | null }>(
-      `WITH cancelled AS (
-         UPDATE orders SET status = 'cancelled', cancelled_at = $2 WHERE id = $1 AND status = 'pending' RETURNING id
-       ), bumped AS (
-         UPDATE store_meta SET revision = revision + 1 WHERE EXISTS (SELECT 1 FROM cancelled)
-       )
-       SELECT (SELECT count(*) FROM cancelled)::int AS cancelled, (SELECT status FROM orders WHERE id = $1) AS status`,
-      [id, now()],
-    );
-    const row = rows[0]!;
-    if (row.cancelled === 1) return 'cancelled';
-    return row.status === 'shipped' ? 'shipped' : 'not_found';
+    const { moved, status } = await this.movePending(id, 'cancelled');
+    if (moved) return 'cancelled';
+    return status === 'shipped' ? 'shipped' : 'not_found';
   }
 
   async shipOrder(id: number): Promise<ShipOutcome> {
-    const { rows } = await this.query<{ shipped: number; status: OrderStatus | null }>(
-      `WITH shipped AS (
-         UPDATE orders SET status = 'shipped', shipped_at = $2 WHERE id = $1 AND status = 'pending' RETURNING id
+    const { moved, status } = await this.movePending(id, 'shipped');
+    if (moved) return 'shipped';
+    if (status === 'shipped') return 'already_shipped';
+    return status === 'cancelled' ? 'cancelled' : 'not_found';
+  }
+
+  /**
+   * Moves a pending order to `to` in one statement: the conditional update, its timestamp and the
+   * revision bump commit together, so concurrent moves of one order across instances give exactly
+   * one `moved`. Otherwise says the order's status (null when there is no such order).
+   */
+  private async movePending(id: number, to: 'cancelled' | 'shipped'): Promise<{ moved: boolean; status: OrderStatus | null }> {
+    const stamp = to === 'cancelled' ? 'cancelled_at' : 'shipped_at';
+    const { rows } = await this.query<{ moved: number; status: OrderStatus | null }>(
+      `WITH moved AS (
+         UPDATE orders SET status = $3, ${stamp} = $2 WHERE id = $1 AND status = 'pending' RETURNING id
        ), bumped AS (
-         UPDATE store_meta SET revision = revision + 1 WHERE EXISTS (SELECT 1 FROM shipped)
+         ${BUMP_REVISION_SQL} WHERE EXISTS (SELECT 1 FROM moved)
        )
-       SELECT (SELECT count(*) FROM shipped)::int AS shipped, (SELECT status FROM orders WHERE id = $1) AS status`,
-      [id, now()],
+       SELECT (SELECT count(*) FROM moved)::int AS moved, (SELECT status FROM orders WHERE id = $1) AS status`,
+      [id, now(), to],
     );
-    const row = rows[0]!;
-    if (row.shipped === 1) return 'shipped';
-    if (row.status === 'shipped') return 'already_shipped';
-    return row.status === 'cancelled' ? 'cancelled' : 'not_found';
+    return { moved: rows[0]!.moved === 1, status: rows[0]!.status };
   }
 
   async importOrders(records: Iterable<ImportRecord> | AsyncIterable<ImportRecord>): Promise<number> {

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { ImportConflictError, type ImportRecord } from '../types';
 import { guard, sqliteCode, translate } from './errors';
-import { BUMP_REVISION_SQL } from './rows';
+import { BUMP_REVISION_SQL } from '../shared';
 
 const STAGING = 'temp.import_staging';
 

@@ -1,9 +1,10 @@
 import type Database from 'better-sqlite3';
 import type { Migration } from '../migration';
+import { SAFE_INTEGER_SQL } from '../shared';
 
 export type { Migration } from '../migration';
 
-const SAFE = '9007199254740991';
+const SAFE = SAFE_INTEGER_SQL;
 
 /** The SQLite schema history. Append only: never edit a migration that has shipped. */
 export const MIGRATIONS: readonly Migration[] = [

@@ -1,8 +1,8 @@
 import Database from 'better-sqlite3';
 import type { OrderSnapshot } from '../types';
 import { guard, translate } from './errors';
-import type { Order } from '../../contract/types';
-import { BEFORE_FIRST_ID, LIST_PAGE_SQL, META_SQL, etagOf, rowToOrder, type OrderRow } from './rows';
+import { META_SQL, etagOf, rowToOrder, type OrderRow } from '../shared';
+import { BEFORE_FIRST_ID, LIST_PAGE_SQL } from './rows';
 
 interface Reader {
   db: Database.Database;
@@ -10,20 +10,6 @@ interface Reader {
   meta: Database.Statement<[], { store_id: string; revision: number }>;
   page: Database.Statement<[{ after: number; limit: number }], OrderRow>;
   commit: Database.Statement;
-}
-
-/** A snapshot already read whole, for a list that fit in the first page. */
-export function snapshotOf(etag: string, orders: Order[]): OrderSnapshot {
-  let at = 0;
-  return {
-    etag,
-    read: async (max) => {
-      const chunk = orders.slice(at, at + max);
-      at += chunk.length;
-      return chunk;
-    },
-    close: async () => undefined,
-  };
 }
 
 /**

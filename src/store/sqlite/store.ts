@@ -15,9 +15,10 @@ import { StoreUnavailableError } from '../../errors';
 import { guard, isSqliteError } from './errors';
 import { importThroughStaging } from './import';
 import { migrate } from './migrations';
-import { BEFORE_FIRST_ID, BUMP_REVISION_SQL, LIST_PAGE_SQL, META_SQL, etagOf, rowToOrder, type OrderRow } from './rows';
+import { BUMP_REVISION_SQL, META_SQL, etagOf, rowToOrder, snapshotOf, type OrderRow } from '../shared';
+import { BEFORE_FIRST_ID, LIST_PAGE_SQL } from './rows';
 import { GroupCommit } from './group-commit';
-import { ReaderPool, snapshotOf } from './snapshots';
+import { ReaderPool } from './snapshots';
 
 /** Options for the SQLite store. */
 export interface SqliteStoreOptions {
