@@ -1,5 +1,6 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { DropReason } from './log-output';
 
 /** The service's Prometheus metrics, in a registry of their own. */
 export interface Metrics {
@@ -17,7 +18,9 @@ const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
  * Creates the metrics: request counts and a duration histogram by operation, method and status,
  * plus Node's process metrics when `processMetrics` is set (one per process: the server's).
  */
-export function createMetrics(options: { processMetrics?: boolean; token?: string | undefined } = {}): Metrics {
+export function createMetrics(
+  options: { processMetrics?: boolean; token?: string | undefined; logDrops?: () => Readonly<Record<DropReason, number>> } = {},
+): Metrics {
   const registry = new Registry();
   if (options.processMetrics) collectDefaultMetrics({ register: registry });
   const labelNames = ['operation', 'method', 'status'] as const;
@@ -34,6 +37,22 @@ export function createMetrics(options: { processMetrics?: boolean; token?: strin
     buckets: BUCKETS,
     registers: [registry],
   });
+  const { logDrops } = options;
+  if (logDrops !== undefined) {
+    new Counter({
+      name: 'petstore_log_lines_dropped_total',
+      help: 'Log lines not written: "full" while the log destination did not keep up, "failed" after it failed',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+      // Read from the log output when scraped, so that logging itself never touches a metric.
+      collect() {
+        const dropped = logDrops();
+        this.reset();
+        this.inc({ reason: 'full' }, dropped.full);
+        this.inc({ reason: 'failed' }, dropped.failed);
+      },
+    });
+  }
   const expected = options.token === undefined ? undefined : createHash('sha256').update(`Bearer ${options.token}`).digest();
   return {
     registry,

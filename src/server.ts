@@ -5,7 +5,7 @@ import { createApp } from './app';
 import { DEFAULT_LIMITS, type HttpLimits } from './config';
 import { ApiError } from './errors';
 import { errorReply } from './http/reply';
-import { silentLogger, type Logger } from './logger';
+import { logOutputOf, silentLogger, type Logger } from './logger';
 import { createMetrics } from './metrics';
 import type { Store } from './store';
 
@@ -100,7 +100,8 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Socket, logger: L
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const { store, logger } = options;
   const limits = options.limits ?? DEFAULT_LIMITS;
-  const metrics = createMetrics({ processMetrics: true, token: options.metricsToken });
+  const logOutput = logOutputOf(logger);
+  const metrics = createMetrics({ processMetrics: true, token: options.metricsToken, logDrops: logOutput && (() => logOutput.dropped) });
   const app = await createApp({ store, logger, maxBodyBytes: limits.maxBodyBytes, metrics });
   const server = createHttpServer(app, limits, logger);
   await new Promise<void>((resolve, reject) => {
@@ -133,37 +134,58 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   return { url, close };
 }
 
+/** The longest an exit waits for its last log lines: a reader that does not read must not hold the process. */
+const LOG_DRAIN_MS = 1000;
+
 /**
- * Logs anything that escapes every handler as fatal, with its stack, flushes the log and exits 1:
- * after an uncaught exception the process's state is unknown, so it must not keep serving.
+ * Logs anything that escapes every handler as fatal, with its stack, waits a moment for the log
+ * to be written, and exits 1: after an uncaught exception the process's state is unknown, so it
+ * must not keep serving.
  */
 export function exitOnFatalErrors(logger: Logger): void {
   const fatal = (err: unknown, origin: string): void => {
     logger.fatal({ err, origin }, 'fatal error; exiting');
-    logger.flush();
-    process.exit(1);
+    exitAfterLogs(1, logger, LOG_DRAIN_MS);
   };
   process.once('uncaughtException', (err, origin) => fatal(err, origin));
   process.once('unhandledRejection', (reason) => fatal(reason, 'unhandledRejection'));
 }
 
-/** Closes the server on SIGTERM or SIGINT, then exits 0 (1 if closing failed). */
-export function closeOnSignals(server: RunningServer, logger: Logger): void {
+/**
+ * Closes the server on SIGTERM or SIGINT, then exits 0 (1 if closing failed). The exit comes within
+ * `shutdownTimeoutMs` plus two seconds, whatever state the log destination or the store is in.
+ */
+export function closeOnSignals(server: RunningServer, logger: Logger, shutdownTimeoutMs: number): void {
   const onSignal = (signal: NodeJS.Signals): void => {
+    const deadline = Date.now() + shutdownTimeoutMs + LOG_DRAIN_MS;
     logger.info({ signal }, 'shutting down');
+    const logWait = (): number => Math.min(LOG_DRAIN_MS, Math.max(100, deadline - Date.now()));
+    // The drain closes connections at its timeout; this is for a store that does not close.
+    setTimeout(() => {
+      logger.error({ timeoutMs: shutdownTimeoutMs }, 'shutdown did not finish in time; exiting');
+      exitAfterLogs(1, logger, 100);
+    }, shutdownTimeoutMs + LOG_DRAIN_MS).unref();
     server.close().then(
       () => {
         logger.info('stopped');
-        logger.flush();
-        process.exit(0);
+        exitAfterLogs(0, logger, logWait());
       },
       (err: unknown) => {
         logger.fatal({ err }, 'shutdown failed');
-        logger.flush();
-        process.exit(1);
+        exitAfterLogs(1, logger, logWait());
       },
     );
   };
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
+}
+
+/** Exits once the logger's output has written what it holds, or after `waitMs`, whichever comes first. */
+function exitAfterLogs(code: number, logger: Logger, waitMs: number): void {
+  const output = logOutputOf(logger);
+  const exit = (): never => process.exit(code);
+  if (output === undefined) {
+    logger.flush();
+    exit();
+  } else void output.drain(waitMs).then(exit, exit);
 }

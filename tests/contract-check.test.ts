@@ -15,8 +15,12 @@ async function contractCheck(args: string[]): Promise<{ status: number; stdout: 
   let stdout = '';
   let stderr = '';
   const status = await runCli(['contract-check', ...args], {
-    stdout: (text) => (stdout += text),
-    stderr: (text) => (stderr += text),
+    stdout: (text) => {
+      stdout += text;
+    },
+    stderr: (text) => {
+      stderr += text;
+    },
     stdin: () => Readable.from([]),
     env: {},
   });

@@ -1,10 +1,27 @@
 #!/usr/bin/env node
+import type { Writable } from 'node:stream';
 import { importProgressBar } from './progress';
 import { runCli } from './program';
 
+// A reader that went away (EPIPE) must never crash a command or the server: a failed write is
+// reported to the command that made it, which decides what it means (see runCli).
+for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
+
+/** Writes to a standard stream; rejects when the text could not be written. */
+function writer(stream: Writable): (text: string) => Promise<void> {
+  return (text) =>
+    new Promise((resolve, reject) => {
+      if (stream.destroyed || !stream.writable) {
+        reject(Object.assign(new Error('the output is closed'), { code: 'EPIPE' }));
+        return;
+      }
+      stream.write(text, (err) => (err ? reject(err) : resolve()));
+    });
+}
+
 void runCli(process.argv.slice(2), {
-  stdout: (text) => process.stdout.write(text),
-  stderr: (text) => process.stderr.write(text),
+  stdout: writer(process.stdout),
+  stderr: writer(process.stderr),
   stdin: () => process.stdin,
   env: process.env,
   progress: process.stderr.isTTY ? importProgressBar : undefined,

@@ -12,10 +12,13 @@ import { ImportError, compileImportValidator, importOrders } from '../orders';
 import { closeOnSignals, exitOnFatalErrors, startServer } from '../server';
 import { DuplicateKeyNameError, openStore, storeLocation, type Store } from '../store';
 
-/** Where the CLI reads and writes; injected so that tests can capture it. */
+/**
+ * Where the CLI reads and writes; injected so that tests can capture it. A writer may return a
+ * promise that rejects when the text could not be written (its reader has gone away).
+ */
 export interface CliIO {
-  stdout: (text: string) => void;
-  stderr: (text: string) => void;
+  stdout: (text: string) => void | Promise<void>;
+  stderr: (text: string) => void | Promise<void>;
   stdin: () => Readable;
   env: NodeJS.ProcessEnv;
   /** A progress display for a long import, when there is a terminal to show it on. */
@@ -32,7 +35,7 @@ export function buildProgram(io: CliIO): Command {
   const program = new Command('petstore-orders')
     .description('Petstore Store Orders API v1: the server and its operator commands')
     .option('--db <path>', 'SQLite database file (default: $PETSTORE_DB, else ./data/petstore.db)')
-    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+    .configureOutput({ writeOut: (text) => void ignoreLostOutput(io.stdout(text)), writeErr: (text) => void ignoreLostOutput(io.stderr(text)) })
     .exitOverride()
     .showHelpAfterError();
 
@@ -60,9 +63,12 @@ export function buildProgram(io: CliIO): Command {
         limits: cfg.limits,
         metricsToken: cfg.metricsToken,
       });
-      closeOnSignals(server, logger);
+      closeOnSignals(server, logger, cfg.shutdownTimeoutMs);
       logger.info({ url: server.url, db: storeLocation(cfg) }, 'listening');
-      if (options.demo && !cfg.production) io.stdout(demoBanner(server.url, storeLocation(cfg), demoKey));
+      if (options.demo && !cfg.production) {
+        // A courtesy: a server whose stdout is gone keeps serving.
+        await ignoreLostOutput(io.stdout(demoBanner(server.url, storeLocation(cfg), demoKey)));
+      }
     });
 
   const keys = program.command('keys').description('manage API keys');
@@ -81,15 +87,21 @@ export function buildProgram(io: CliIO): Command {
           if (err instanceof DuplicateKeyNameError) throw new CliError(`--name: ${err.message}`);
           throw err;
         }
+        try {
+          await io.stdout(`${key}\n`);
+        } catch (err) {
+          // Nobody saw the key, so nobody can use it; a key that may have been read in part must not stay valid.
+          await store.revokeKey(options.name);
+          throw new CliError(`the key could not be written to stdout (${errorCode(err)}); it was revoked, create another with a new --name`);
+        }
       });
-      io.stdout(`${key}\n`);
     });
   keys
     .command('list')
     .description('list key names with their creation and revocation dates (never the keys)')
     .action(async () => {
       const rows = await withStore(config(), (store) => store.listKeys());
-      io.stdout(['NAME\tCREATED\tREVOKED', ...rows.map((k) => `${k.name}\t${k.createdAt}\t${k.revokedAt ?? '-'}`)].join('\n') + '\n');
+      await io.stdout(['NAME\tCREATED\tREVOKED', ...rows.map((k) => `${k.name}\t${k.createdAt}\t${k.revokedAt ?? '-'}`)].join('\n') + '\n');
     });
   keys
     .command('revoke')
@@ -98,7 +110,7 @@ export function buildProgram(io: CliIO): Command {
     .action(async (name: string) => {
       const revoked = await withStore(config(), (store) => store.revokeKey(name));
       if (!revoked) throw new CliError(`NAME: no active key is named "${name}"`);
-      io.stdout(`revoked ${name}\n`);
+      await io.stdout(`revoked ${name}\n`);
     });
 
   const orders = program.command('orders').description('manage orders');
@@ -119,7 +131,8 @@ export function buildProgram(io: CliIO): Command {
       } finally {
         progress?.stop();
       }
-      io.stdout(`imported ${count} order${count === 1 ? '' : 's'}\n`);
+      // The import is committed: a report that cannot be written does not make it fail.
+      await ignoreLostOutput(io.stdout(`imported ${count} order${count === 1 ? '' : 's'}\n`));
     });
   orders
     .command('ship')
@@ -131,10 +144,10 @@ export function buildProgram(io: CliIO): Command {
       const outcome = await withStore(config(), (store) => store.shipOrder(id));
       switch (outcome) {
         case 'shipped':
-          io.stdout(`order ${id} shipped\n`);
+          await ignoreLostOutput(io.stdout(`order ${id} shipped\n`));
           return;
         case 'already_shipped':
-          io.stdout(`order ${id} had already shipped; nothing changed\n`);
+          await ignoreLostOutput(io.stdout(`order ${id} had already shipped; nothing changed\n`));
           return;
         case 'cancelled':
           throw new CliError(`ID: order ${id} is cancelled and cannot ship`);
@@ -171,7 +184,7 @@ export function buildProgram(io: CliIO): Command {
         }
         const results = await checkDeployment({ baseUrl: options.baseUrl, apiKey: options.apiKey, document: loadDocument(), writes });
         const passed = results.every((result) => result.ok);
-        io.stdout(options.json ? `${JSON.stringify({ baseUrl: options.baseUrl, passed, checks: results }, null, 2)}\n` : formatReport(options.baseUrl, results));
+        await io.stdout(options.json ? `${JSON.stringify({ baseUrl: options.baseUrl, passed, checks: results }, null, 2)}\n` : formatReport(options.baseUrl, results));
         if (!passed) throw new ContractViolation();
       },
     );
@@ -191,13 +204,19 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
   } catch (err) {
     if (err instanceof CommanderError) return err.exitCode;
     if (err instanceof ContractViolation) return 1;
-    if (err instanceof CliError || err instanceof ConfigError) {
-      io.stderr(`petstore-orders: ${err.message}\n`);
-      return 1;
-    }
-    io.stderr(`petstore-orders: ${err instanceof Error ? err.message : String(err)}\n`);
+    const message = err instanceof CliError || err instanceof ConfigError || err instanceof Error ? err.message : String(err);
+    await ignoreLostOutput(io.stderr(`petstore-orders: ${message}\n`));
     return 1;
   }
+}
+
+/** Waits for a write whose loss changes nothing: the command's work is done and its status stands. */
+async function ignoreLostOutput(written: void | Promise<void>): Promise<void> {
+  await Promise.resolve(written).catch(() => undefined);
+}
+
+function errorCode(err: unknown): string {
+  return (err as NodeJS.ErrnoException | undefined)?.code ?? (err instanceof Error ? err.message : String(err));
 }
 
 async function withStore<T>(config: Config, use: (store: Store) => Promise<T>): Promise<T> {

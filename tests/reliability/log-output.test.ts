@@ -1,0 +1,246 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { BIN, cli, cliEnv } from '../helpers/cli';
+import { rowsOf, tempDir } from '../helpers/store';
+
+// The server and the CLI under a log reader that dies, or that stays alive and stops reading:
+// their stdout and stderr are a real pipe (a FIFO) whose only reader is another process.
+const tmp = tempDir();
+afterAll(tmp.cleanup);
+
+const SHUTDOWN_MS = 2000;
+/** What a shutdown may take beyond its drain timeout: closing the store and the last log lines. */
+const MARGIN_MS = 1500;
+
+/**
+ * A process that reads the FIFO and copies it to its stdout. SIGUSR2 toggles reading: while it is
+ * paused the pipe fills up and the writer's writes stop completing, as with a stuck collector.
+ */
+const READER = `
+  const fs = require('node:fs');
+  const input = fs.createReadStream(process.argv[1], { highWaterMark: 4096 });
+  let reading = true;
+  input.on('data', (chunk) => process.stdout.write(chunk));
+  process.on('SIGUSR2', () => ((reading = !reading) ? input.resume() : input.pause()));
+  // A paused file stream holds nothing open: without this the paused reader would simply exit.
+  setInterval(() => undefined, 60000);
+  process.stdout.write('reader ready\\n');
+`;
+
+/** Every process a test started, killed at the end whatever the test's outcome. */
+const started: ChildProcess[] = [];
+afterAll(() => {
+  for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
+
+interface LogReader {
+  child: ChildProcess;
+  output: () => string;
+  waitFor: (text: string | RegExp) => Promise<void>;
+  kill: () => Promise<void>;
+}
+
+let fifoCount = 0;
+
+/** Makes a FIFO, starts its reader, and opens the FIFO's write end for the process under test. */
+async function logPipe(): Promise<{ reader: LogReader; writeFd: number }> {
+  fifoCount += 1;
+  const fifo = path.join(tmp.dir, `log-${fifoCount}.fifo`);
+  expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+  const child = spawn(process.execPath, ['-e', READER, fifo], { stdio: ['ignore', 'pipe', 'inherit'] });
+  started.push(child);
+  let text = '';
+  const waiters: Array<() => void> = [];
+  child.stdout!.on('data', (chunk: Buffer) => {
+    text += chunk.toString();
+    for (const check of waiters.splice(0)) check();
+  });
+  const waitFor = (pattern: string | RegExp): Promise<void> =>
+    new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`the log never showed ${String(pattern)}:\n${text.slice(-2000)}`)), 20_000);
+      const check = (): void => {
+        if (typeof pattern === 'string' ? text.includes(pattern) : pattern.test(text)) {
+          clearTimeout(timer);
+          resolve();
+        } else waiters.push(check);
+      };
+      check();
+    });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  await waitFor('reader ready');
+  // Opening a FIFO for writing waits for its reader; the promise form waits off the event loop.
+  const writeFd = await new Promise<number>((resolve, reject) => fs.open(fifo, 'w', (err, fd) => (err ? reject(err) : resolve(fd))));
+  return {
+    reader: { child, output: () => text, waitFor, kill: () => (child.kill('SIGKILL'), exited) },
+    writeFd,
+  };
+}
+
+/** Runs the built bin with its stdout and stderr on `fd`, and closes this process's copy of it. */
+function runOnPipe(fd: number, args: string[], env: NodeJS.ProcessEnv = {}, input?: string): { child: ChildProcess; exited: Promise<{ code: number | null; afterMs: () => number }> } {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: cliEnv({ LOG_LEVEL: 'info', PETSTORE_SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_MS), ...env }),
+    stdio: [input === undefined ? 'ignore' : 'pipe', fd, fd],
+  });
+  started.push(child);
+  fs.closeSync(fd);
+  if (input !== undefined) child.stdin!.end(input);
+  let signalledAt = Date.now();
+  const kill = child.kill.bind(child);
+  child.kill = (signal?: NodeJS.Signals | number) => ((signalledAt = Date.now()), kill(signal));
+  const exited = new Promise<{ code: number | null; afterMs: () => number }>((resolve) =>
+    child.once('exit', (code) => {
+      const at = Date.now();
+      resolve({ code, afterMs: () => at - signalledAt });
+    }),
+  );
+  return { child, exited };
+}
+
+/** Starts `serve` on a fresh database with its output on a FIFO read by a reader process. */
+async function serveOnPipe(name: string) {
+  const db = path.join(tmp.dir, `${name}.db`);
+  const key = cli(['--db', db, 'keys', 'create', '--name', name]).stdout.trim();
+  const { reader, writeFd } = await logPipe();
+  const server = runOnPipe(writeFd, ['--db', db, 'serve', '--port', '0']);
+  await reader.waitFor(/"url":"http:\/\/[^"]+"/);
+  const url = /"url":"(http:\/\/[^"]+)"/.exec(reader.output())![1]!;
+  return { db, key, reader, server, url };
+}
+
+/** Fails the test, instead of hanging it, when the process outlives its deadline; then kills it. */
+async function exitWithin(process: { child: ChildProcess; exited: Promise<{ code: number | null; afterMs: () => number }> }, ms: number) {
+  const timer = setTimeout(() => process.child.kill('SIGKILL'), ms);
+  const result = await process.exited;
+  clearTimeout(timer);
+  return { code: result.code, afterMs: result.afterMs() };
+}
+
+function rssBytes(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(match![1]) * 1024;
+}
+
+async function requests(url: string, count: number, pathFor: (i: number) => string, concurrency = 16): Promise<Map<number, number>> {
+  const statuses = new Map<number, number>();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) {
+        const i = next++;
+        const res = await fetch(`${url}${pathFor(i)}`);
+        await res.arrayBuffer();
+        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+      }
+    }),
+  );
+  return statuses;
+}
+
+describe('when the log reader dies', () => {
+  test('a SIGTERM right after it died still ends the process, exit 0 within the shutdown timeout', async () => {
+    // Nothing is logged between the reader's death and the signal: the case that used to hang.
+    for (let round = 0; round < 4; round += 1) {
+      const { reader, server } = await serveOnPipe(`dead-at-once-${round}`);
+      await reader.kill();
+
+      server.child.kill('SIGTERM');
+      const exit = await exitWithin(server, SHUTDOWN_MS + MARGIN_MS);
+
+      expect(exit).toEqual({ code: 0, afterMs: expect.any(Number) });
+      expect(exit.afterMs).toBeLessThan(SHUTDOWN_MS + MARGIN_MS);
+    }
+  }, 60_000);
+
+  test('the server keeps answering, and a SIGTERM ends it with exit 0 within the shutdown timeout', async () => {
+    const { key, reader, server, url } = await serveOnPipe('dead');
+    await reader.kill();
+
+    const answered = await requests(url, 500, (i) => (i % 2 ? '/healthz' : '/v1/store/orders'));
+    const list = await fetch(`${url}/v1/store/orders`, { headers: { Authorization: `Bearer ${key}` } });
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    server.child.kill('SIGTERM');
+    const exit = await exitWithin(server, SHUTDOWN_MS + MARGIN_MS);
+
+    expect(Object.fromEntries(answered)).toEqual({ 200: 250, 401: 250 });
+    expect(list.status).toBe(200);
+    expect(await list.json()).toEqual([]);
+    // Every line after the failure is counted as dropped because the destination failed.
+    expect(Number(/petstore_log_lines_dropped_total\{reason="failed"\} (\d+)/.exec(metrics)?.[1])).toBeGreaterThanOrEqual(500);
+    expect(exit.code).toBe(0);
+    expect(exit.afterMs).toBeLessThan(SHUTDOWN_MS + MARGIN_MS);
+  }, 60_000);
+});
+
+describe('when the log reader is alive but stops reading', () => {
+  test('requests are answered, memory stays bounded, drops are counted and reported, and SIGTERM still ends it', async () => {
+    const { reader, server, url } = await serveOnPipe('stalled');
+    reader.child.kill('SIGUSR2');
+    // Lines of about 8 KB each (the request path is logged): 20,000 of them are 160 MB of log.
+    const longPath = (i: number) => `/nowhere/${i}/${'x'.repeat(8000)}`;
+    await requests(url, 200, longPath);
+    const before = rssBytes(server.child.pid!);
+
+    const answered = await requests(url, 20_000, longPath);
+    const grown = rssBytes(server.child.pid!) - before;
+    const health = await fetch(`${url}/healthz`);
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+
+    expect(Object.fromEntries(answered)).toEqual({ 404: 20_000 });
+    expect(health.status).toBe(200);
+    expect(grown).toBeLessThan(64 * 1024 * 1024);
+    const dropped = Number(/petstore_log_lines_dropped_total\{reason="full"\} (\d+)/.exec(metrics)?.[1]);
+    expect(dropped).toBeGreaterThan(15_000);
+
+    // Once the reader reads again, one line says how many lines were lost.
+    reader.child.kill('SIGUSR2');
+    await reader.waitFor('"msg":"log lines were dropped');
+    const report = reader
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('"msg":"log lines were dropped'))
+      .map((line) => JSON.parse(line) as { level: number; droppedLines: number });
+    expect(report).toHaveLength(1);
+    expect(report[0]).toMatchObject({ level: 40 });
+    expect(report[0]!.droppedLines).toBeGreaterThanOrEqual(dropped);
+
+    // Stalled again, with the pipe full: the signal still ends the process in time.
+    reader.child.kill('SIGUSR2');
+    await requests(url, 200, longPath);
+    server.child.kill('SIGTERM');
+    const exit = await exitWithin(server, SHUTDOWN_MS + MARGIN_MS);
+    await reader.kill();
+
+    expect(exit.code).toBe(0);
+    expect(exit.afterMs).toBeLessThan(SHUTDOWN_MS + MARGIN_MS);
+  }, 90_000);
+});
+
+describe('CLI commands whose output is gone', () => {
+  const records = JSON.stringify([{ id: 1, petId: 1, quantity: 1, shipDate: '2026-12-01T10:00:00Z', complete: false }]);
+
+  test('orders import finishes its import and exits 0 instead of crashing', async () => {
+    const db = path.join(tmp.dir, 'import-gone.db');
+    const { reader, writeFd } = await logPipe();
+    await reader.kill();
+
+    const exit = await exitWithin(runOnPipe(writeFd, ['--db', db, 'orders', 'import', '-'], {}, records), 10_000);
+
+    expect(exit.code).toBe(0);
+    expect(rowsOf(db).map((row) => row.id)).toEqual([1]);
+  });
+
+  test('keys create exits 1 and revokes the key nobody could see', async () => {
+    const db = path.join(tmp.dir, 'key-gone.db');
+    const { reader, writeFd } = await logPipe();
+    await reader.kill();
+
+    const exit = await exitWithin(runOnPipe(writeFd, ['--db', db, 'keys', 'create', '--name', 'lost']), 10_000);
+    const keys = cli(['--db', db, 'keys', 'list']).stdout.trim().split('\n');
+
+    expect(exit.code).toBe(1);
+    expect(keys).toHaveLength(2);
+    expect(keys[1]).toMatch(/^lost\t\S+\t\S+Z$/);
+  });
+});
