@@ -45,6 +45,7 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
     logger,
     handlers: { ...createHandlers(deps.store, chunkItems), ...deps.handlers },
     chunkItems,
+    onViolation: (operationId) => metrics.violation(operationId),
   });
   const served = Buffer.from(JSON.stringify(document), 'utf8');
   const changelog = fs.readFileSync(path.join(path.dirname(SPEC_PATH), '..', 'CHANGELOG.md'));

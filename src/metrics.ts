@@ -7,6 +7,8 @@ export interface Metrics {
   readonly registry: Registry;
   /** Records one finished request. `operation` is its operationId, or the endpoint's name outside /v1. */
   observe(operation: string, method: string, status: number, seconds: number): void;
+  /** Counts a reply the contract check stopped (a 500 sent instead, or a streamed list cut). */
+  violation(operation: string): void;
   /** Whether a request may read /metrics: always without a token, else only with `Bearer <token>`. */
   allowed(authorization: string | undefined): boolean;
 }
@@ -37,6 +39,12 @@ export function createMetrics(
     buckets: BUCKETS,
     registers: [registry],
   });
+  const violations = new Counter({
+    name: 'petstore_contract_violations_total',
+    help: 'Replies the contract check stopped: a 500 sent instead, or a streamed list cut, by operationId',
+    labelNames: ['operation'] as const,
+    registers: [registry],
+  });
   const { logDrops } = options;
   if (logDrops !== undefined) {
     new Counter({
@@ -61,6 +69,7 @@ export function createMetrics(
       requests.inc(labels);
       duration.observe(labels, seconds);
     },
+    violation: (operation) => violations.inc({ operation }),
     // Compared by hash, in constant time, so the comparison leaks nothing about the token.
     allowed: (authorization) =>
       expected === undefined || (authorization !== undefined && timingSafeEqual(createHash('sha256').update(authorization).digest(), expected)),

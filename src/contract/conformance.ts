@@ -33,8 +33,8 @@ export function responseProblem(
   if (!response.content) {
     return reply.body === undefined ? null : `status ${reply.status} of ${operation.operationId} declares no body`;
   }
-  // A streamed array is valid by construction: its serializer is compiled from this very schema
-  // and the store's typed, CHECK-constrained columns guarantee every value it is given.
+  // A streamed array is checked item by item as it is written (src/http/item-writer.ts): here,
+  // only its status and headers can be.
   if (reply.stream) return headersProblem(api, operation, reply);
   if (reply.body === undefined) return `status ${reply.status} of ${operation.operationId} requires a body`;
   const body = api.validateResponse(reply.body, operation, reply.status);

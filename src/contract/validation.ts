@@ -1,16 +1,22 @@
 import type Ajv from 'ajv';
-import type { ErrorObject } from 'ajv';
+import type { ErrorObject, FormatDefinition } from 'ajv';
 import addFormats from 'ajv-formats';
+import { fullFormats } from 'ajv-formats/dist/formats';
 import { OpenAPIValidator, OpenAPIRouter, ValidationContext, type AjvCustomizer } from 'openapi-backend';
 import type { OpenAPIV3 } from 'openapi-types';
+import { isDateTime } from './date-time';
 import { cloneDocument } from './document';
 
 /**
  * Adds ajv-formats to openapi-backend's own Ajv, which already checks the OpenAPI formats
  * (int32 and int64 ranges among them); `date-time` then really is checked, time zone required.
+ * `date-time` is checked by isDateTime: ajv-formats' rules, proven equal, at a fraction of the cost,
+ * because every order of a streamed list is checked.
  */
 export const customizeAjv: AjvCustomizer = (ajv) => {
   addFormats(ajv, { mode: 'full' });
+  const reference = fullFormats['date-time'] as FormatDefinition<string>;
+  ajv.addFormat('date-time', { ...reference, validate: isDateTime });
   return ajv;
 };
 

@@ -16,7 +16,8 @@ import type { OperationHandlers } from './handlers';
 import { negotiateCoding } from './encoding';
 import { errorReply, sendReply, type Reply } from './reply';
 import { CompiledRouter } from './router';
-import { compileArraySerializers } from './serializers';
+import { compileArrayItems } from './serializers';
+import { ItemViolation } from './item-writer';
 import { sendJsonArray } from './stream';
 
 const METHODS = ['get', 'head', 'post', 'put', 'patch', 'delete', 'options', 'trace'] as const;
@@ -30,6 +31,8 @@ export interface BackendOptions {
   handlers: OperationHandlers;
   /** Items per chunk of a streamed array. */
   chunkItems: number;
+  /** Called for every reply the contract check stopped, streamed or not. */
+  onViolation?: (operationId: string) => void;
 }
 
 /** The request as the dispatcher sees it: method and raw path, percent-encoding intact. */
@@ -54,13 +57,13 @@ type SecurityResult = { keyName: string } | { error: 'missing' | 'invalid' | Err
  */
 export async function createDispatcher(options: BackendOptions): Promise<Dispatch> {
   const { document, store, logger, handlers, chunkItems } = options;
+  const onViolation = options.onViolation ?? (() => undefined);
   const deprecations = deprecationHeaders(document);
   // Error replies made by ApiError differ only in `message`, which the Error schema types as any
   // string; once one (operation, status, code, headers) has been checked, every later one conforms.
   const checkedErrors = new Set<string>();
-  const validateError = createContractAjv(document).compile(
-    document.components?.schemas?.Error as object,
-  ) as ValidateFunction;
+  const contractAjv = createContractAjv(document);
+  const validateError = contractAjv.compile(document.components?.schemas?.Error as object) as ValidateFunction;
 
   const api = new OpenAPIBackend({
     definition: cloneDocument(document),
@@ -123,21 +126,29 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
       const withDeprecation = (reply: Reply): Reply =>
         deprecation ? { ...reply, headers: { ...reply.headers, ...deprecation } } : reply;
       const reply = withDeprecation(c.response as Reply);
-      const serialize = reply.stream && serializers.get(`${c.operation?.operationId} ${reply.status}`);
+      const operationId = c.operation?.operationId ?? 'none';
+      const items = reply.stream && arrayItems.get(`${operationId} ${reply.status}`);
+      // A reply the contract refuses: logged with what was wrong, counted, and never sent.
+      const violation = (problem: string, outcome: string, item?: unknown): void => {
+        onViolation(operationId);
+        const itemId = (item as { id?: unknown } | undefined)?.id;
+        logger.error(
+          { requestId: request.requestId, operationId, status: reply.status, problem, ...(itemId === undefined ? {} : { itemId }) },
+          `response violates the contract; ${outcome}`,
+        );
+      };
+      const internalError = (): void => sendReply(res, withDeprecation(errorReply(new ApiError('internal_error'))));
       const problem =
-        reply.stream && !serialize
-          ? `status ${reply.status} of ${c.operation?.operationId} is not a JSON array that can be streamed`
+        reply.stream && !items
+          ? `status ${reply.status} of ${operationId} is not a JSON array that can be streamed`
           : contractProblem(api, validateError, checkedErrors, c.operation, reply);
       if (problem) {
         await reply.stream?.close();
-        logger.error(
-          { requestId: request.requestId, operationId: c.operation?.operationId, status: reply.status, problem },
-          'response violates the contract; sending 500 instead',
-        );
-        sendReply(res, withDeprecation(errorReply(new ApiError('internal_error'))));
+        violation(problem, 'sending 500 instead');
+        internalError();
         return;
       }
-      if (!reply.stream || !serialize) {
+      if (!reply.stream || !items) {
         sendReply(res, reply);
         return;
       }
@@ -145,15 +156,20 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
         await sendJsonArray(res, reply.stream, {
           status: reply.status,
           headers: reply.headers ?? {},
-          serialize,
+          writeItem: items,
           chunkItems,
           coding: negotiateCoding(request.headers),
           head: request.method === 'HEAD',
-          onError: (err) =>
-            logger.error({ err, requestId: request.requestId, operationId: c.operation?.operationId }, 'stream failed; connection closed'),
+          onError: (err) => {
+            if (err instanceof ItemViolation) violation(err.problem, 'connection closed', err.item);
+            else logger.error({ err, requestId: request.requestId, operationId }, 'stream failed; connection closed');
+          },
         });
       } catch (err) {
-        sendReply(res, withDeprecation(failure(c, request, err)));
+        if (err instanceof ItemViolation) {
+          violation(err.problem, 'sending 500 instead', err.item);
+          internalError();
+        } else sendReply(res, withDeprecation(failure(c, request, err)));
       }
     },
   });
@@ -174,7 +190,7 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
   api.router = router;
   api.validator.router = router;
   assertEveryOperationHandled(api, handlers);
-  const serializers = compileArraySerializers(api.getOperations());
+  const arrayItems = compileArrayItems(api.getOperations(), contractAjv);
 
   return async (request, res) => {
     await api.handleRequest(

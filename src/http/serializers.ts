@@ -1,23 +1,24 @@
-import fastJson from 'fast-json-stringify';
+import type Ajv from 'ajv';
 import type { Operation } from 'openapi-backend';
 import type { OpenAPIV3 } from 'openapi-types';
+import { compileItemWriter, type ItemWriter } from './item-writer';
 
 /**
- * Compiles, for every response in the (dereferenced) spec whose JSON body is an array, a serializer
- * of one item generated from the item schema itself, keyed by "operationId status". It writes
- * exactly the schema's properties and throws on a missing required one, so a streamed array
- * cannot drift from the contract.
+ * Compiles, for every response in the (dereferenced) spec whose JSON body is an array, the writer
+ * of one item from the item schema itself, keyed by "operationId status": it checks the item
+ * against the schema, formats included, and writes exactly the schema's properties. A streamed
+ * array is so held to the same rules as any other reply, item by item, before each is written.
  */
-export function compileArraySerializers(operations: readonly Operation[]): Map<string, (item: unknown) => string> {
-  const serializers = new Map<string, (item: unknown) => string>();
+export function compileArrayItems(operations: readonly Operation[], ajv: Ajv): Map<string, ItemWriter> {
+  const items = new Map<string, ItemWriter>();
   for (const operation of operations) {
     for (const [status, response] of Object.entries(operation.responses ?? {})) {
       const schema = (response as OpenAPIV3.ResponseObject).content?.['application/json']?.schema as
         | OpenAPIV3.SchemaObject
         | undefined;
       if (schema?.type !== 'array' || !schema.items) continue;
-      serializers.set(`${operation.operationId} ${status}`, fastJson(schema.items as Parameters<typeof fastJson>[0]));
+      items.set(`${operation.operationId} ${status}`, compileItemWriter(schema.items as OpenAPIV3.SchemaObject, ajv));
     }
   }
-  return serializers;
+  return items;
 }

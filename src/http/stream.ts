@@ -12,7 +12,8 @@ export interface ChunkSource<T> {
 export interface ArrayStreamOptions<T> {
   status: number;
   headers: Record<string, string>;
-  serialize: (item: T) => string;
+  /** Checks one item and returns it as JSON; throws (an ItemViolation) for an item that may not be sent. */
+  writeItem: (item: T) => string;
   /** Items per chunk: each chunk is read, serialized and written before the event loop gets a turn. */
   chunkItems: number;
   coding: Coding;
@@ -25,12 +26,13 @@ export interface ArrayStreamOptions<T> {
 /**
  * Writes a JSON array from a chunked source, never holding more than one chunk: a list that fits
  * in one chunk goes out whole with a Content-Length; a longer one streams with backpressure,
- * yielding to the event loop between chunks, and stops reading when the client goes away. A failure
- * after the first byte destroys the connection, so the client sees a truncated body, never a
- * shorter valid array. A failure before it is thrown, for the caller to answer with an Error.
+ * yielding to the event loop between chunks, and stops reading when the client goes away. Every
+ * item is checked before it is written. A failure after the first byte (a bad item included)
+ * destroys the connection, so the client sees a truncated body, never a shorter valid array. A
+ * failure before it is thrown, for the caller to answer with an Error.
  */
 export async function sendJsonArray<T>(res: ServerResponse, source: ChunkSource<T>, options: ArrayStreamOptions<T>): Promise<void> {
-  const { serialize, chunkItems } = options;
+  const { writeItem, chunkItems } = options;
   let gone = false;
   res.once('close', () => (gone = true));
   let out: Writable = res;
@@ -39,7 +41,7 @@ export async function sendJsonArray<T>(res: ServerResponse, source: ChunkSource<
   let committed = false;
   try {
     const first = await source.read(chunkItems);
-    let text = first.map(serialize).join(',');
+    let text = first.map(writeItem).join(',');
     const whole = first.length < chunkItems;
     const coding = whole && text.length + 2 < COMPRESS_MIN_BYTES ? 'identity' : options.coding;
 
@@ -76,7 +78,7 @@ export async function sendJsonArray<T>(res: ServerResponse, source: ChunkSource<
         if (gone) break;
         const chunk = await source.read(chunkItems);
         if (gone || chunk.length === 0) break;
-        text = chunk.map(serialize).join(',');
+        text = chunk.map(writeItem).join(',');
         await write(out, res, empty ? text : `,${text}`);
         empty = false;
       }

@@ -1,6 +1,7 @@
 export type { OrderSnapshot } from './types';
 export type { Store, ImportRecord, KeyInfo, CancelOutcome, ShipOutcome, OrderStatus } from './types';
 export { DuplicateKeyNameError, ImportConflictError } from './types';
+export { MigrationRefusedError } from './migration';
 export { openSqliteStore } from './sqlite/store';
 export { rowToOrder } from './shared';
 export type { SqliteStoreOptions } from './sqlite/store';

@@ -1,6 +1,9 @@
 import type { Order } from '../contract/types';
 import type { OrderSnapshot } from './types';
 
+/** What the stores' shipDate constraint requires, in the words of a migration's refusal. */
+export const SHIP_DATE_RULE = 'shipDate must be an RFC 3339 date-time with a time zone, on a real calendar day';
+
 /** The largest id, pet id and quantity either store accepts: JavaScript's safe-integer bound. */
 export const SAFE_INTEGER_SQL = String(Number.MAX_SAFE_INTEGER);
 

@@ -1,7 +1,18 @@
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { openPostgresStore, openSqliteStore, type Store } from '../../src/store';
+import { dateTimeCheckSql } from '../../src/store/date-time-sql';
 import { freshDatabase, sql } from './postgres';
 import { rowsOf, tempDir } from './store';
+
+/** An order row as a second writer (a data fix, a legacy migration) would insert it. */
+export interface RawOrderRow {
+  id: number;
+  petId: number;
+  quantity: number;
+  shipDate: string;
+  complete: boolean;
+}
 
 /** An order row as stored, read around the service. */
 export interface StoredRow {
@@ -18,7 +29,16 @@ export interface TestStore {
   /** What a CLI or a server process needs to reach the same data: `--db FILE` or the URL. */
   cliArgs: string[];
   env: NodeJS.ProcessEnv;
+  /**
+   * Inserts a pending order around the service, as a second writer would. With `checksOff` the
+   * writer gets past the shipDate check first (SQLite's ignore_check_constraints switches every
+   * CHECK off; on PostgreSQL that constraint is dropped and put back NOT VALID), as an old
+   * release or a careless fix could have.
+   */
+  insertRow(row: RawOrderRow, options?: { checksOff?: boolean }): Promise<void>;
 }
+
+const INSERT_ROW = `INSERT INTO orders (id, pet_id, quantity, ship_date, complete, status, created_at)`;
 
 /** One kind of store the parameterised suites run against. */
 export interface StoreKind {
@@ -43,7 +63,21 @@ function sqliteKind(): StoreKind {
     open: async () => {
       counter += 1;
       const file = path.join(tmp!.dir, `store-${counter}.db`);
-      return { store: openSqliteStore(file), rows: async () => rowsOf(file), cliArgs: ['--db', file], env: {} };
+      return {
+        store: openSqliteStore(file),
+        rows: async () => rowsOf(file),
+        cliArgs: ['--db', file],
+        env: {},
+        insertRow: async (row, options = {}) => {
+          const db = new Database(file);
+          try {
+            if (options.checksOff) db.pragma('ignore_check_constraints = ON');
+            db.prepare(`${INSERT_ROW} VALUES (?, ?, ?, ?, ?, 'pending', ?)`).run(row.id, row.petId, row.quantity, row.shipDate, row.complete ? 1 : 0, new Date().toISOString());
+          } finally {
+            db.close();
+          }
+        },
+      };
     },
     tearDown: async () => tmp?.cleanup(),
   };
@@ -66,6 +100,18 @@ function postgresKind(): StoreKind {
         rows: () => sql<StoredRow>(url, 'SELECT id, status, cancelled_at, shipped_at FROM orders ORDER BY id'),
         cliArgs: [],
         env: { PETSTORE_DATABASE_URL: url },
+        insertRow: async (row, options = {}) => {
+          const insert = `${INSERT_ROW} VALUES ($1, $2, $3, $4, $5, 'pending', $6)`;
+          const values = [row.id, row.petId, row.quantity, row.shipDate, row.complete, new Date().toISOString()];
+          if (!options.checksOff) {
+            await sql(url, insert, values);
+            return;
+          }
+          // Dropped for the insert, then put back NOT VALID: later rows are checked, this one is not.
+          await sql(url, 'ALTER TABLE orders DROP CONSTRAINT order_ship_date_rfc3339');
+          await sql(url, insert, values);
+          await sql(url, `ALTER TABLE orders ADD CONSTRAINT order_ship_date_rfc3339 CHECK ${dateTimeCheckSql('ship_date', 'postgres')} NOT VALID`);
+        },
       };
     },
     tearDown: async () => database?.drop(),

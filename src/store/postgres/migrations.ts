@@ -1,6 +1,7 @@
 import type { PoolClient } from 'pg';
-import type { Migration } from '../migration';
-import { SAFE_INTEGER_SQL } from '../shared';
+import { dateTimeCheckSql } from '../date-time-sql';
+import { MigrationRefusedError, REFUSAL_IDS, type Migration } from '../migration';
+import { SAFE_INTEGER_SQL, SHIP_DATE_RULE } from '../shared';
 
 const SAFE = SAFE_INTEGER_SQL;
 
@@ -47,6 +48,18 @@ export const PG_MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: 'ship dates are RFC 3339 date-times',
+    refuseWhile: {
+      rule: SHIP_DATE_RULE,
+      violationsSql: `SELECT id FROM orders WHERE NOT ${dateTimeCheckSql('ship_date', 'postgres')} ORDER BY id`,
+    },
+    sql: `
+      ALTER TABLE orders DROP CONSTRAINT order_ship_date_shape;
+      ALTER TABLE orders ADD CONSTRAINT order_ship_date_rfc3339 CHECK ${dateTimeCheckSql('ship_date', 'postgres')};
+    `,
+  },
 ];
 
 /** Any 64-bit value; all instances of petstore-orders agree on it. */
@@ -74,6 +87,7 @@ export async function migratePostgres(client: PoolClient, migrations: readonly M
     }
     for (const migration of migrations) {
       if (migration.version <= current) continue;
+      await refuseIfViolated(client, migration);
       await client.query(migration.sql);
       await client.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
         migration.version,
@@ -86,4 +100,15 @@ export async function migratePostgres(client: PoolClient, migrations: readonly M
     await client.query('ROLLBACK').catch(() => undefined);
     throw err;
   }
+}
+
+/** Throws MigrationRefusedError, before anything changes, when existing rows break the migration's rule. */
+async function refuseIfViolated(client: PoolClient, migration: Migration): Promise<void> {
+  if (!migration.refuseWhile) return;
+  const { violationsSql } = migration.refuseWhile;
+  const { rows } = await client.query<{ n: string }>(`SELECT count(*) AS n FROM (${violationsSql}) AS violations`);
+  const count = Number(rows[0]?.n ?? 0);
+  if (count === 0) return;
+  const ids = await client.query<{ id: number }>(`${violationsSql} LIMIT ${REFUSAL_IDS}`);
+  throw new MigrationRefusedError(migration, ids.rows.map((row) => Number(row.id)), count);
 }

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
-import type { Migration } from '../migration';
-import { SAFE_INTEGER_SQL } from '../shared';
+import { dateTimeCheckSql } from '../date-time-sql';
+import { MigrationRefusedError, REFUSAL_IDS, type Migration } from '../migration';
+import { SAFE_INTEGER_SQL, SHIP_DATE_RULE } from '../shared';
 
 export type { Migration } from '../migration';
 
@@ -48,6 +49,36 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    version: 2,
+    name: 'ship dates are RFC 3339 date-times',
+    refuseWhile: {
+      rule: SHIP_DATE_RULE,
+      violationsSql: `SELECT id FROM orders WHERE NOT ${dateTimeCheckSql('ship_date', 'sqlite')} ORDER BY id`,
+    },
+    // SQLite cannot change a CHECK in place: the table is rebuilt with the new one, rows copied as they are.
+    sql: `
+      CREATE TABLE orders_next (
+        id           INTEGER PRIMARY KEY CONSTRAINT order_id_safe CHECK (id BETWEEN -${SAFE} AND ${SAFE}),
+        pet_id       INTEGER NOT NULL CONSTRAINT order_pet_id_safe CHECK (pet_id BETWEEN -${SAFE} AND ${SAFE}),
+        quantity     INTEGER NOT NULL CONSTRAINT order_quantity_range CHECK (quantity BETWEEN 1 AND ${SAFE}),
+        ship_date    TEXT    NOT NULL CONSTRAINT order_ship_date_rfc3339 CHECK ${dateTimeCheckSql('ship_date', 'sqlite')},
+        complete     INTEGER NOT NULL CONSTRAINT order_complete_boolean CHECK (complete IN (0, 1)),
+        status       TEXT    NOT NULL DEFAULT 'pending'
+                             CONSTRAINT order_status_known CHECK (status IN ('pending', 'shipped', 'cancelled')),
+        created_at   TEXT    NOT NULL,
+        shipped_at   TEXT,
+        cancelled_at TEXT,
+        CONSTRAINT order_cancelled_at CHECK ((status = 'cancelled') = (cancelled_at IS NOT NULL)),
+        CONSTRAINT order_shipped_at CHECK ((status = 'shipped') = (shipped_at IS NOT NULL))
+      ) STRICT;
+      INSERT INTO orders_next (id, pet_id, quantity, ship_date, complete, status, created_at, shipped_at, cancelled_at)
+        SELECT id, pet_id, quantity, ship_date, complete, status, created_at, shipped_at, cancelled_at FROM orders;
+      DROP TABLE orders;
+      ALTER TABLE orders_next RENAME TO orders;
+      CREATE INDEX orders_pet_id ON orders (pet_id) WHERE status <> 'cancelled';
+    `,
+  },
 ];
 
 /**
@@ -70,8 +101,19 @@ export function migrate(db: Database.Database, migrations: readonly Migration[] 
     const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
     for (const migration of migrations) {
       if (migration.version <= current) continue;
+      refuseIfViolated(db, migration);
       db.exec(migration.sql);
       record.run(migration.version, migration.name, new Date().toISOString());
     }
   }).immediate();
+}
+
+/** Throws MigrationRefusedError, before anything changes, when existing rows break the migration's rule. */
+function refuseIfViolated(db: Database.Database, migration: Migration): void {
+  if (!migration.refuseWhile) return;
+  const { violationsSql } = migration.refuseWhile;
+  const count = (db.prepare(`SELECT count(*) FROM (${violationsSql})`).pluck().get() as number) ?? 0;
+  if (count === 0) return;
+  const ids = db.prepare(`${violationsSql} LIMIT ${REFUSAL_IDS}`).pluck().all() as number[];
+  throw new MigrationRefusedError(migration, ids, count);
 }
