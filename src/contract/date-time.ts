@@ -1,46 +1,29 @@
 /**
  * The contract's `date-time` format, exactly as ajv-formats (full mode) defines it, without its
  * allocations: ajv-formats splits the string, runs two regexes and converts the parts, which costs
- * more than the rest of an Order's check together; this reads character codes once. Proven to
- * agree with ajv-formats' own function on thousands of generated edge cases
- * (tests/date-time-format.test.ts), so every place that checks a date-time agrees with every other.
+ * more than the rest of an Order's check together; this tests one regex and reads the numbers
+ * from character codes. Proven to agree with ajv-formats' own function on thousands of generated
+ * edge cases (tests/date-time-format.test.ts), so every place that checks a date-time agrees.
  *
  * The rules: `YYYY-MM-DD`, then `T`, `t` or one whitespace character, then `HH:MM:SS`, an optional
  * fraction, and a time zone (`Z`, `z`, `±HH`, `±HHMM` or `±HH:MM`, hours ≤ 23, minutes ≤ 59); a real
  * calendar day; hours ≤ 23, minutes ≤ 59, seconds < 60, or a leap second at 23:59 UTC.
  */
 export function isDateTime(value: string): boolean {
+  if (!SHAPE.test(value)) return false;
   const length = value.length;
-  if (length < 20) return false;
-  if (!digits(value, 0, 4) || value.charCodeAt(4) !== DASH || !digits(value, 5, 2) || value.charCodeAt(7) !== DASH || !digits(value, 8, 2)) return false;
-  if (!isSeparator(value.charCodeAt(10))) return false;
-  if (!digits(value, 11, 2) || value.charCodeAt(13) !== COLON || !digits(value, 14, 2) || value.charCodeAt(16) !== COLON || !digits(value, 17, 2)) return false;
-
-  let at = 19;
-  if (value.charCodeAt(at) === DOT) {
-    at += 1;
-    const start = at;
-    while (at < length && isDigit(value.charCodeAt(at))) at += 1;
-    if (at === start) return false;
-  }
   let sign = 1;
   let zoneHours = 0;
   let zoneMinutes = 0;
-  const zone = value.charCodeAt(at);
-  const rest = length - at;
-  if (zone === UPPER_Z || zone === LOWER_Z) {
-    if (rest !== 1) return false;
-  } else if (zone === PLUS || zone === MINUS) {
-    sign = zone === MINUS ? -1 : 1;
-    if (rest === 3 && digits(value, at + 1, 2)) zoneHours = number(value, at + 1);
-    else if (rest === 5 && digits(value, at + 1, 4)) {
-      zoneHours = number(value, at + 1);
-      zoneMinutes = number(value, at + 3);
-    } else if (rest === 6 && digits(value, at + 1, 2) && value.charCodeAt(at + 3) === COLON && digits(value, at + 4, 2)) {
-      zoneHours = number(value, at + 1);
-      zoneMinutes = number(value, at + 4);
-    } else return false;
-  } else return false;
+  const last = value.charCodeAt(length - 1);
+  if (last !== UPPER_Z && last !== LOWER_Z) {
+    // The shape leaves three places for the offset's sign: ±HH, ±HHMM, ±HH:MM.
+    const at = isSign(value, length - 3) ? length - 3 : isSign(value, length - 5) ? length - 5 : length - 6;
+    sign = value.charCodeAt(at) === MINUS ? -1 : 1;
+    zoneHours = number(value, at + 1);
+    if (length - at === 5) zoneMinutes = number(value, at + 3);
+    else if (length - at === 6) zoneMinutes = number(value, at + 4);
+  }
 
   const year = number(value, 0) * 100 + number(value, 2);
   const month = number(value, 5);
@@ -58,22 +41,20 @@ export function isDateTime(value: string): boolean {
   return (utcHour === 23 || utcHour === -1) && (utcMinute === 59 || utcMinute === -1) && second <= 60;
 }
 
-const DASH = 0x2d;
-const COLON = 0x3a;
-const DOT = 0x2e;
+/**
+ * The shape of ajv-formats' date-time: its DATE and TIME patterns joined by its separator, `t` or
+ * `\s` (ajv-formats splits on `/t|\s/i`; JavaScript's `\s` here is the same set), time zone required.
+ */
+const SHAPE = /^\d{4}-\d\d-\d\d[Tt\s]\d\d:\d\d:\d\d(?:\.\d+)?(?:[Zz]|[+-]\d\d(?::?\d\d)?)$/;
 const PLUS = 0x2b;
 const MINUS = 0x2d;
 const UPPER_Z = 0x5a;
 const LOWER_Z = 0x7a;
 const DAYS = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
-function isDigit(code: number): boolean {
-  return code >= 0x30 && code <= 0x39;
-}
-
-function digits(value: string, from: number, count: number): boolean {
-  for (let i = from; i < from + count; i += 1) if (!isDigit(value.charCodeAt(i))) return false;
-  return true;
+function isSign(value: string, at: number): boolean {
+  const code = value.charCodeAt(at);
+  return code === PLUS || code === MINUS;
 }
 
 /** The two-digit number at `from` (already known to be digits). */
@@ -84,21 +65,4 @@ function number(value: string, from: number): number {
 function daysIn(year: number, month: number): number {
   const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
   return month === 2 && leap ? 29 : DAYS[month]!;
-}
-
-/** `T`, `t`, or what JavaScript's `\s` matches: ajv-formats splits date from time on `/t|\s/i`. */
-function isSeparator(code: number): boolean {
-  if (code === 0x54 || code === 0x74 || code === 0x20 || (code >= 0x09 && code <= 0x0d)) return true;
-  if (code < 0xa0) return false;
-  return (
-    code === 0xa0 ||
-    code === 0x1680 ||
-    (code >= 0x2000 && code <= 0x200a) ||
-    code === 0x2028 ||
-    code === 0x2029 ||
-    code === 0x202f ||
-    code === 0x205f ||
-    code === 0x3000 ||
-    code === 0xfeff
-  );
 }

@@ -123,7 +123,7 @@ function propertyCheck(schema: OpenAPIV3.SchemaObject, v: string, name: string):
       if (schema.minimum !== undefined) tests.push(`if (${v} < ${schema.minimum}) ${fail(`must be >= ${schema.minimum}`)}`);
       const range = schema.format === undefined ? undefined : INT_RANGE[schema.format];
       if (range !== undefined) tests.push(`if (!(${v} >= ${-range} && ${v} < ${range})) ${fail(`must match format "${schema.format}"`)}`);
-      return { test: tests.join(' '), write: `String(${v})` };
+      return { test: tests.join(' '), write: `('' + ${v})` };
     }
     case 'boolean':
       if (!only('type')) return null;
@@ -142,7 +142,10 @@ function propertyCheck(schema: OpenAPIV3.SchemaObject, v: string, name: string):
       const length = schema.format === 'date-time' ? `${v}.length` : `[...${v}].length`;
       if (schema.maxLength !== undefined) tests.push(`if (${length} > ${schema.maxLength}) ${fail(`must NOT have more than ${schema.maxLength} characters`)}`);
       if (schema.minLength !== undefined) tests.push(`if (${length} < ${schema.minLength}) ${fail(`must NOT have fewer than ${schema.minLength} characters`)}`);
-      return { test: tests.join(' '), write: `jsonString(${v})` };
+      // A date-time is digits and punctuation but for its separator, which may be a control
+      // character (a tab, say) that JSON must escape.
+      const write = schema.format === 'date-time' ? `(${v}.charCodeAt(10) < 32 ? JSON.stringify(${v}) : '"' + ${v} + '"')` : `jsonString(${v})`;
+      return { test: tests.join(' '), write };
     }
     default:
       return null;
