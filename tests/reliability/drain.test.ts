@@ -36,8 +36,10 @@ test('SIGTERM drains: in-flight requests complete, new connections are refused, 
   const idle = rawRequest(server.url, `GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n`);
   // Lists of 20,000 orders whose clients read only after the signal: in flight when it comes.
   const slow = Array.from({ length: 4 }, () => rawRequest(server.url, list));
-  // A client that never reads its list: it must not hold the shutdown past the drain timeout.
-  const stalled = rawRequest(server.url, list);
+  // A client that never reads its lists: it must not hold the shutdown past the drain timeout. It
+  // pipelines 24 of them (about 40 MB), more than loopback's socket buffers can absorb, so that
+  // one is always still being written when the signal comes.
+  const stalled = rawRequest(server.url, list.repeat(24));
   for (const conn of [idle, ...slow, stalled]) conn.socket.pause();
   await Promise.all([idle, ...slow, stalled].map((conn) => conn.sent));
   idle.socket.resume();
