@@ -139,7 +139,14 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
   app.get('/metrics', async (req, res) => {
     res.locals.endpoint = 'metrics';
     if (!metrics.allowed(req.headers.authorization)) {
-      sendReply(res, errorReply(new ApiError('unauthorized', 'A valid metrics token is required', { 'WWW-Authenticate': 'Bearer realm="petstore-orders metrics"' })));
+      sendReply(
+        res,
+        errorReply(
+          new ApiError('unauthorized', 'A valid metrics token is required', {
+            'WWW-Authenticate': 'Bearer realm="petstore-orders metrics"',
+          }),
+        ),
+      );
       return;
     }
     const text = await metrics.registry.metrics();
@@ -172,7 +179,8 @@ function recordWhenDone(req: Request, res: Response, logger: Logger, metrics: Me
   const started = process.hrtime.bigint();
   res.once('close', () => {
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    const operation = (res.locals.routed as RoutedRequest | undefined)?.operationId ?? (res.locals.endpoint as string | undefined) ?? 'none';
+    const operation =
+      (res.locals.routed as RoutedRequest | undefined)?.operationId ?? (res.locals.endpoint as string | undefined) ?? 'none';
     metrics.observe(operation, req.method, res.statusCode, seconds);
     logger.info(
       {

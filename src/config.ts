@@ -67,10 +67,7 @@ export class ConfigError extends Error {
 }
 
 /** Reads the environment once, checks every value, and returns a frozen config. */
-export function loadConfig(
-  env: NodeJS.ProcessEnv = process.env,
-  overrides: ConfigOverrides = {},
-): Config {
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: ConfigOverrides = {}): Config {
   const databaseUrl = nonEmpty(env.PETSTORE_DATABASE_URL);
   if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError('PETSTORE_DATABASE_URL must be a postgres:// or postgresql:// URL');

@@ -2,7 +2,7 @@ import { generateKey, hashKey } from './keys';
 import type { ImportRecord, Store } from './store';
 
 /** The orders a fresh demo store starts with: pending ones to cancel, and a shipped one that refuses. */
-export const DEMO_ORDERS: readonly ImportRecord[] = [
+const DEMO_ORDERS: readonly ImportRecord[] = [
   { id: 1, petId: 101, quantity: 1, shipDate: '2026-12-01T09:30:00Z', complete: false },
   { id: 2, petId: 205, quantity: 3, shipDate: '2026-12-03T15:00:00Z', complete: false },
   { id: 3, petId: 101, quantity: 2, shipDate: '2026-11-20T08:00:00Z', complete: true, status: 'shipped' },

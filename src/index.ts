@@ -6,4 +6,11 @@ export { loadDocument, SPEC_PATH } from './contract/document';
 export type { Order, ErrorBody, ErrorCode, OperationId, paths, components, operations } from './contract/types';
 export { openSqliteStore, openStore, type Store } from './store';
 export { createLogger, type Logger } from './logger';
-export { createOrdersClient, OrdersApiError, type OrdersClient, type OrdersClientOptions, type ListResult, type Deprecation } from './client';
+export {
+  createOrdersClient,
+  OrdersApiError,
+  type OrdersClient,
+  type OrdersClientOptions,
+  type ListResult,
+  type Deprecation,
+} from './client';

@@ -11,7 +11,7 @@ export type Logger = pino.Logger;
  * written asynchronously through a bounded buffer (see LogOutput), so that a line per request
  * never blocks a request and a dead or stuck reader never blocks the service.
  */
-export function createLogOutput(): LogOutput {
+function createLogOutput(): LogOutput {
   const format = process.stderr.isTTY ? prettyFactory({ colorize: true, translateTime: 'SYS:HH:MM:ss.l' }) : undefined;
   return new LogOutput({ fd: 2, format });
 }

@@ -72,6 +72,7 @@ export function createMetrics(
     violation: (operation) => violations.inc({ operation }),
     // Compared by hash, in constant time, so the comparison leaks nothing about the token.
     allowed: (authorization) =>
-      expected === undefined || (authorization !== undefined && timingSafeEqual(createHash('sha256').update(authorization).digest(), expected)),
+      expected === undefined ||
+      (authorization !== undefined && timingSafeEqual(createHash('sha256').update(authorization).digest(), expected)),
   };
 }

@@ -80,13 +80,19 @@ describe('keys', () => {
 
 describe('orders', () => {
   test('import reads a file, all or nothing', () => {
-    const file = writeJson('orders.json', [{ ...good, id: 1 }, { ...good, id: 2, status: 'shipped' }]);
+    const file = writeJson('orders.json', [
+      { ...good, id: 1 },
+      { ...good, id: 2, status: 'shipped' },
+    ]);
 
     const result = cli(['--db', db, 'orders', 'import', file]);
 
     expect(result.status).toBe(0);
     expect(result.stdout).toBe('imported 2 orders\n');
-    expect(rowsOf(db).map((r) => [r.id, r.status])).toEqual([[1, 'pending'], [2, 'shipped']]);
+    expect(rowsOf(db).map((r) => [r.id, r.status])).toEqual([
+      [1, 'pending'],
+      [2, 'shipped'],
+    ]);
   });
 
   test('import reads stdin when the file is -', () => {

@@ -53,7 +53,11 @@ describe.each(storeKinds())('$name store', (kind) => {
     expect(failure).toBeInstanceOf(OrdersApiError);
     const error = failure as OrdersApiError;
     expect([error.status, error.code]).toEqual([409, 'order_already_shipped']);
-    expect(error.body).toEqual({ code: 'order_already_shipped', message: 'Order 3 has already shipped and cannot be cancelled', status: 409 });
+    expect(error.body).toEqual({
+      code: 'order_already_shipped',
+      message: 'Order 3 has already shipped and cannot be cancelled',
+      status: 409,
+    });
   });
 
   test('a wrong key surfaces as a typed 401', async () => {
@@ -73,7 +77,7 @@ describe.each(storeKinds())('$name store', (kind) => {
   });
 });
 
-test('an answer that is not the spec\'s Error still surfaces as OrdersApiError, without a code', async () => {
+test("an answer that is not the spec's Error still surfaces as OrdersApiError, without a code", async () => {
   const proxy = createOrdersClient({
     baseUrl: 'http://orders.invalid',
     apiKey: 'pso_x',

@@ -60,14 +60,24 @@ describe('against a real server', () => {
 
   test('--allow-writes cancels the named order and checks the 409 of the shipped one; --json reports it', async () => {
     const result = await contractCheck([
-      '--base-url', `${server.url}/v1/`, '--api-key', key,
-      '--allow-writes', '--cancel-order', '1', '--shipped-order', '2', '--json',
+      '--base-url',
+      `${server.url}/v1/`,
+      '--api-key',
+      key,
+      '--allow-writes',
+      '--cancel-order',
+      '1',
+      '--shipped-order',
+      '2',
+      '--json',
     ]);
 
     expect(result.status).toBe(0);
     const report = JSON.parse(result.stdout) as { passed: boolean; checks: Array<{ name: string; ok: boolean }> };
     expect(report.passed).toBe(true);
-    expect(report.checks.map((c) => c.name)).toEqual(expect.arrayContaining(['cancelOrder 1: 204, then 404 when cancelled again', 'cancelOrder 2 (shipped): 409 Error']));
+    expect(report.checks.map((c) => c.name)).toEqual(
+      expect.arrayContaining(['cancelOrder 1: 204, then 404 when cancelled again', 'cancelOrder 2 (shipped): 409 Error']),
+    );
     expect(rowsOf(file).map((row) => row.status)).toEqual(['cancelled', 'shipped', 'pending']);
   });
 

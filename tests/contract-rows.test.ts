@@ -38,7 +38,11 @@ describe.each(storeKinds())('$name store', (kind) => {
 
   describe('a second writer cannot store an order the contract could not serve', () => {
     const refused: Array<[string, Partial<RawOrderRow>, RegExp]> = [
-      ...NOT_DATE_TIMES.map((shipDate): [string, Partial<RawOrderRow>, RegExp] => [`shipDate ${shipDate}`, { shipDate }, /order_ship_date_rfc3339/]),
+      ...NOT_DATE_TIMES.map((shipDate): [string, Partial<RawOrderRow>, RegExp] => [
+        `shipDate ${shipDate}`,
+        { shipDate },
+        /order_ship_date_rfc3339/,
+      ]),
       ['an id beyond the safe range', { id: 2 ** 53 }, /order_id_safe/],
       ['a petId below the safe range', { petId: -(2 ** 53) }, /order_pet_id_safe/],
       ['a quantity of 0', { quantity: 0 }, /order_quantity_range/],
@@ -54,7 +58,9 @@ describe.each(storeKinds())('$name store', (kind) => {
     test('a valid row from the same writer is accepted, and listed as it was written', async () => {
       await t.insertRow(row({ id: 7, shipDate: '2026-11-20T10:00:00.5+05:30' }));
 
-      const res = await request(await createApp({ store })).get('/v1/store/orders').set(auth);
+      const res = await request(await createApp({ store }))
+        .get('/v1/store/orders')
+        .set(auth);
 
       expect(res.body).toEqual([{ id: 7, petId: 10, quantity: 1, shipDate: '2026-11-20T10:00:00.5+05:30', complete: false }]);
     });
@@ -75,9 +81,16 @@ describe.each(storeKinds())('$name store', (kind) => {
       await expectConforms(res, 'listOrders');
       const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
       expect(logged).toEqual([
-        expect.objectContaining({ msg: 'response violates the contract; sending 500 instead', operationId: 'listOrders', itemId: 3, problem: expect.stringMatching(/shipDate must match format "date-time"/) }),
+        expect.objectContaining({
+          msg: 'response violates the contract; sending 500 instead',
+          operationId: 'listOrders',
+          itemId: 3,
+          problem: expect.stringMatching(/shipDate must match format "date-time"/),
+        }),
       ]);
-      expect(await metrics.registry.getSingleMetricAsString('petstore_contract_violations_total')).toContain('petstore_contract_violations_total{operation="listOrders"} 1');
+      expect(await metrics.registry.getSingleMetricAsString('petstore_contract_violations_total')).toContain(
+        'petstore_contract_violations_total{operation="listOrders"} 1',
+      );
     });
 
     test.each(NOT_DATE_TIMES.flatMap((shipDate) => ['identity', 'gzip', 'br'].map((coding) => [shipDate, coding])))(
@@ -88,7 +101,12 @@ describe.each(storeKinds())('$name store', (kind) => {
         await store.importOrders(Array.from({ length: 10 }, (_, i) => order({ id: 32 + i })));
         const lines: string[] = [];
         const metrics = createMetrics();
-        const server = await listen({ store, metrics, listChunkItems: 8, logger: createLogger('error', { write: (line: string) => lines.push(line) }) });
+        const server = await listen({
+          store,
+          metrics,
+          listChunkItems: 8,
+          logger: createLogger('error', { write: (line: string) => lines.push(line) }),
+        });
 
         const res = await new Promise<{ status?: number; complete: boolean }>((resolve) => {
           http
@@ -109,9 +127,16 @@ describe.each(storeKinds())('$name store', (kind) => {
         expect([200, undefined]).toContain(res.status);
         const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
         expect(logged).toEqual([
-          expect.objectContaining({ msg: 'response violates the contract; connection closed', operationId: 'listOrders', itemId: 31, problem: expect.stringMatching(/shipDate must match format "date-time"/) }),
+          expect.objectContaining({
+            msg: 'response violates the contract; connection closed',
+            operationId: 'listOrders',
+            itemId: 31,
+            problem: expect.stringMatching(/shipDate must match format "date-time"/),
+          }),
         ]);
-        expect(await metrics.registry.getSingleMetricAsString('petstore_contract_violations_total')).toContain('petstore_contract_violations_total{operation="listOrders"} 1');
+        expect(await metrics.registry.getSingleMetricAsString('petstore_contract_violations_total')).toContain(
+          'petstore_contract_violations_total{operation="listOrders"} 1',
+        );
       },
     );
   });

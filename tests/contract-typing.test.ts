@@ -19,9 +19,13 @@ function projectWithSpec(name: string, edit: (spec: string) => string): string {
   );
   const spec = path.join(dir, 'spec', 'openapi.yaml');
   fs.writeFileSync(spec, edit(fs.readFileSync(spec, 'utf8')));
-  execFileSync(process.execPath, [path.join(root, 'node_modules/openapi-typescript/bin/cli.js'), spec, '-o', path.join(dir, 'generated', 'openapi.ts')], {
-    stdio: 'ignore',
-  });
+  execFileSync(
+    process.execPath,
+    [path.join(root, 'node_modules/openapi-typescript/bin/cli.js'), spec, '-o', path.join(dir, 'generated', 'openapi.ts')],
+    {
+      stdio: 'ignore',
+    },
+  );
   return dir;
 }
 
@@ -36,7 +40,8 @@ test('the unedited spec, regenerated, typechecks', () => {
 
 test('renaming an Order field in the spec and regenerating breaks the typecheck', () => {
   const dir = projectWithSpec('renamed', (spec) =>
-    spec.replace('required: [id, petId, quantity, shipDate, complete]', 'required: [id, petId, quantity, shippingDate, complete]')
+    spec
+      .replace('required: [id, petId, quantity, shipDate, complete]', 'required: [id, petId, quantity, shippingDate, complete]')
       .replace(/^        shipDate:$/m, '        shippingDate:'),
   );
 

@@ -9,7 +9,11 @@ import { ADMIN_URL } from './helpers/postgres';
 
 // The stores' CHECK for shipDate must accept exactly what the contract's validator accepts:
 // stricter would refuse imports the spec allows, looser would store what the list cannot serve.
-const validDateTime = customizeAjv(new Ajv(), {}, ValidationContext.Response).compile({ type: 'string', format: 'date-time', maxLength: 64 });
+const validDateTime = customizeAjv(new Ajv(), {}, ValidationContext.Response).compile({
+  type: 'string',
+  format: 'date-time',
+  maxLength: 64,
+});
 const contractAccepts = (value: string): boolean => validDateTime(value) === true;
 
 test('every sample has the same verdict from SQLite as from the contract', () => {

@@ -11,7 +11,9 @@ const REQUIRED = process.env.PETSTORE_TEST_BROWSER === 'required';
 const ARTIFACTS = path.join(__dirname, '..', 'test-artifacts');
 const present = fs.existsSync(CHROMIUM);
 if (!present && !REQUIRED) {
-  process.stdout.write(`docs browser test skipped: no browser at ${CHROMIUM} (apt-get install --no-install-recommends chromium, or set PETSTORE_CHROMIUM)\n`);
+  process.stdout.write(
+    `docs browser test skipped: no browser at ${CHROMIUM} (apt-get install --no-install-recommends chromium, or set PETSTORE_CHROMIUM)\n`,
+  );
 }
 
 (present || REQUIRED ? describe : describe.skip)('GET /docs in a browser', () => {

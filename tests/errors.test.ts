@@ -27,7 +27,9 @@ describe.each(storeKinds())('$name store', (kind) => {
     ['a deeper path than any operation', 'delete', '/v1/store/orders/1/items'],
     ['a path that only starts like /v1', 'get', '/v1x/store/orders'],
   ] as const)('%s gets a 404 Error', async (_case, method, path) => {
-    const res = await request(await createApp({ store }))[method](path).set(auth);
+    const res = await request(await createApp({ store }))
+      [method](path)
+      .set(auth);
 
     expect(res.status).toBe(404);
     expect(res.body).toEqual({ code: 'not_found', message: 'No operation exists at this path', status: 404 });
@@ -58,7 +60,9 @@ describe.each(storeKinds())('$name store', (kind) => {
     ['an invalid UTF-8 sequence', '/v1/store/orders/%E0%A4%A'],
     ['a broken escape outside /v1', '/%C0'],
   ])('a path with %s gets a 400 Error, not a crash', async (_case, path) => {
-    const res = await request(await createApp({ store })).delete(path).set(auth);
+    const res = await request(await createApp({ store }))
+      .delete(path)
+      .set(auth);
 
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('invalid_request');

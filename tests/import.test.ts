@@ -57,22 +57,36 @@ describe.each(storeKinds())('$name store', (kind) => {
 
     await expect(attempt).rejects.toThrow(ImportError);
     await expect(attempt).rejects.toThrow(message);
-    expect((await rows())).toEqual([]);
+    expect(await rows()).toEqual([]);
   });
 
   test.each([
     ['the file is not JSON', '[{"petId": 1,', 'the file is not valid JSON'],
     ['the file is an object', JSON.stringify(good), 'the file must hold a JSON array of orders'],
-    ['two records share an id', JSON.stringify([{ ...good, id: 7 }, { ...good, id: 7 }]), 'record 1: id 7 repeats the id of record 0'],
+    [
+      'two records share an id',
+      JSON.stringify([
+        { ...good, id: 7 },
+        { ...good, id: 7 },
+      ]),
+      'record 1: id 7 repeats the id of record 0',
+    ],
   ])('when %s, the import fails clearly and writes nothing', async (_case, text, message) => {
     await expect(importOrders(store, validate, text)).rejects.toThrow(message);
-    expect((await rows())).toEqual([]);
+    expect(await rows()).toEqual([]);
   });
 
   test('a record whose id is already in the store fails the whole import', async () => {
     await importOrders(store, validate, JSON.stringify([{ ...good, id: 7 }]));
 
-    const attempt = importOrders(store, validate, JSON.stringify([{ ...good, id: 8 }, { ...good, id: 7 }]));
+    const attempt = importOrders(
+      store,
+      validate,
+      JSON.stringify([
+        { ...good, id: 8 },
+        { ...good, id: 7 },
+      ]),
+    );
 
     await expect(attempt).rejects.toThrow('record 1: id 7 is already taken by an existing order');
     expect((await rows()).map((r) => r.id)).toEqual([7]);
@@ -84,7 +98,7 @@ describe.each(storeKinds())('$name store', (kind) => {
     const attempt = importOrders(store, validate, text);
 
     await expect(attempt).rejects.toThrow('record 2: id cannot be assigned: no larger id is free; give this record an id');
-    expect((await rows())).toEqual([]);
+    expect(await rows()).toEqual([]);
   });
 
   test('records without an id get the ids after the largest one, in file order, never one the file uses', async () => {
@@ -96,10 +110,13 @@ describe.each(storeKinds())('$name store', (kind) => {
   });
 
   test('a stream that breaks off mid-record fails the import and writes nothing', async () => {
-    const text = JSON.stringify([{ ...good, id: 1 }, { ...good, id: 2 }]).slice(0, -20);
+    const text = JSON.stringify([
+      { ...good, id: 1 },
+      { ...good, id: 2 },
+    ]).slice(0, -20);
 
     await expect(importOrders(store, validate, text)).rejects.toThrow('the file is not valid JSON');
-    expect((await rows())).toEqual([]);
+    expect(await rows()).toEqual([]);
   });
 
   test('progress is reported after every record', async () => {

@@ -92,7 +92,9 @@ describe.each(storeKinds())('$name store', (kind) => {
     test('operations that are not deprecated carry no deprecation headers', async () => {
       const key = await addKey(store);
 
-      const res = await request(await createApp({ store })).get('/v1/store/orders').set('Authorization', `Bearer ${key}`);
+      const res = await request(await createApp({ store }))
+        .get('/v1/store/orders')
+        .set('Authorization', `Bearer ${key}`);
 
       expect(res.headers.deprecation).toBeUndefined();
       expect(res.headers.sunset).toBeUndefined();
@@ -103,7 +105,9 @@ describe.each(storeKinds())('$name store', (kind) => {
       Object.assign(document.paths['/store/orders']!.get!, { deprecated: true, 'x-deprecated-at': '2030-01-01T00:00:00Z' });
       const key = await addKey(store);
 
-      const res = await request(await createApp({ store, document })).get('/v1/store/orders').set('Authorization', `Bearer ${key}`);
+      const res = await request(await createApp({ store, document }))
+        .get('/v1/store/orders')
+        .set('Authorization', `Bearer ${key}`);
 
       expect(res.headers.deprecation).toBe(`@${Date.parse('2030-01-01T00:00:00Z') / 1000}`);
       expect(res.headers.sunset).toBeUndefined();

@@ -14,7 +14,7 @@ const ajv = createContractAjv(document);
 async function orderSchema(): Promise<OpenAPIV3.SchemaObject> {
   const api = new OpenAPIBackend({ definition: cloneDocument(document), apiRoot: '/v1' });
   await api.init();
-  const response = api.getOperation('listOrders')!.responses!['200'] as OpenAPIV3.ResponseObject;
+  const response = api.getOperation('listOrders')!.responses['200'] as OpenAPIV3.ResponseObject;
   return (response.content!['application/json']!.schema as OpenAPIV3.ArraySchemaObject).items as OpenAPIV3.SchemaObject;
 }
 
@@ -38,7 +38,13 @@ const integerish = mostly(
 );
 const shipDate = mostly(fc.constantFrom(...KNOWN_DATE_TIMES), fc.oneof(fc.string({ maxLength: 70 }), fc.constantFrom(7, null, undefined)));
 const item = mostly(
-  fc.record({ id: integerish, petId: integerish, quantity: integerish, shipDate, complete: mostly(fc.boolean(), fc.constantFrom(0, 'true', undefined)) }),
+  fc.record({
+    id: integerish,
+    petId: integerish,
+    quantity: integerish,
+    shipDate,
+    complete: mostly(fc.boolean(), fc.constantFrom(0, 'true', undefined)),
+  }),
   fc.oneof(fc.constantFrom(null, 'order', 42, [], [1]), fc.record({ id: integerish, shipDate }, { requiredKeys: [] })),
 );
 
@@ -54,7 +60,11 @@ test('the Order writer writes exactly the items the contract accepts, and refuse
       // What is sent is the declared properties only; Ajv judges exactly that.
       const declared =
         typeof candidate === 'object' && candidate !== null && !Array.isArray(candidate)
-          ? Object.fromEntries(Object.keys(schema.properties!).filter((name) => (candidate as Record<string, unknown>)[name] !== undefined).map((name) => [name, (candidate as Record<string, unknown>)[name]]))
+          ? Object.fromEntries(
+              Object.keys(schema.properties!)
+                .filter((name) => (candidate as Record<string, unknown>)[name] !== undefined)
+                .map((name) => [name, (candidate as Record<string, unknown>)[name]]),
+            )
           : candidate;
       if ('json' in result) {
         written += 1;

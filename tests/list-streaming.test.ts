@@ -27,7 +27,9 @@ describe.each(storeKinds())('$name store', (kind) => {
     test('a list longer than one chunk is streamed, chunked, and is still exactly the array', async () => {
       await store.importOrders(many(25));
 
-      const res = await request(await createApp({ store, listChunkItems: 4 })).get('/v1/store/orders').set(auth);
+      const res = await request(await createApp({ store, listChunkItems: 4 }))
+        .get('/v1/store/orders')
+        .set(auth);
 
       expect(res.status).toBe(200);
       expect(res.headers['transfer-encoding']).toBe('chunked');
@@ -43,7 +45,9 @@ describe.each(storeKinds())('$name store', (kind) => {
     ])('a list of %s is a well-formed array', async (_case, count) => {
       await store.importOrders(many(count));
 
-      const res = await request(await createApp({ store, listChunkItems: 4 })).get('/v1/store/orders').set(auth);
+      const res = await request(await createApp({ store, listChunkItems: 4 }))
+        .get('/v1/store/orders')
+        .set(auth);
 
       expect(res.body).toHaveLength(count);
     });
@@ -61,7 +65,9 @@ describe.each(storeKinds())('$name store', (kind) => {
       ];
       await store.importOrders(edges);
 
-      const res = await request(await createApp({ store, listChunkItems: 3 })).get('/v1/store/orders').set(auth);
+      const res = await request(await createApp({ store, listChunkItems: 3 }))
+        .get('/v1/store/orders')
+        .set(auth);
 
       expect(res.status).toBe(200);
       await expectConforms(res, 'listOrders');
@@ -173,7 +179,9 @@ describe.each(storeKinds())('$name store', (kind) => {
         }),
       });
 
-      const res = await request(await createApp({ store: failing })).get('/v1/store/orders').set(auth);
+      const res = await request(await createApp({ store: failing }))
+        .get('/v1/store/orders')
+        .set(auth);
 
       expect(res.status).toBe(500);
       await expectConforms(res, 'listOrders');
@@ -232,7 +240,10 @@ describe.each(storeKinds())('$name store', (kind) => {
       const etag = await store.listEtag();
       const value = header.replace('{etag}', etag).replace('{strong}', etag.slice(2));
 
-      const res = await request(await createApp({ store })).get('/v1/store/orders').set(auth).set('If-None-Match', value);
+      const res = await request(await createApp({ store }))
+        .get('/v1/store/orders')
+        .set(auth)
+        .set('If-None-Match', value);
 
       expect(res.status).toBe(matches ? 304 : 200);
     });
@@ -251,11 +262,13 @@ describe.each(storeKinds())('$name store', (kind) => {
   describe('compression', () => {
     const fetchRaw = (url: string, headers: Record<string, string>) =>
       new Promise<{ headers: http.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
-        http.get(url, { headers }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
-        }).on('error', reject);
+        http
+          .get(url, { headers }, (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+          })
+          .on('error', reject);
       });
 
     test.each([

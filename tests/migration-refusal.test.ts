@@ -46,7 +46,9 @@ test('SQLite: a store with rows the new rule refuses stays at schema 1, unchange
   expect(refusal).toBeInstanceOf(MigrationRefusedError);
   expect((refusal as MigrationRefusedError).ids).toEqual([100, 101, 102, 103, 104, 105, 106, 107, 108, 109]);
   expect((refusal as MigrationRefusedError).count).toBe(12);
-  expect((refusal as Error).message).toContain(`12 orders break its rule that shipDate must be an RFC 3339 date-time with a time zone, on a real calendar day: ${NAMED}. Nothing was changed.`);
+  expect((refusal as Error).message).toContain(
+    `12 orders break its rule that shipDate must be an RFC 3339 date-time with a time zone, on a real calendar day: ${NAMED}. Nothing was changed.`,
+  );
   expect(state()).toEqual(before);
   expect(served.status).toBe(1);
   expect(served.stderr).toContain(NAMED);
@@ -70,9 +72,14 @@ onPostgres('PostgreSQL: a store with rows the new rule refuses stays at schema 1
     const client = new pg.Client({ connectionString: database.url });
     await client.connect();
     await migratePostgres(client as unknown as pg.PoolClient, PG_MIGRATIONS.slice(0, 1));
-    for (const { id, shipDate } of ROWS) await client.query(`${INSERT} ($1, 1, 1, $2, false, 'pending', '2026-01-01T00:00:00Z')`, [id, shipDate]);
+    for (const { id, shipDate } of ROWS)
+      await client.query(`${INSERT} ($1, 1, 1, $2, false, 'pending', '2026-01-01T00:00:00Z')`, [id, shipDate]);
     const state = async () => ({
-      constraints: (await client.query("SELECT conname, pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conrelid = 'orders'::regclass ORDER BY conname")).rows,
+      constraints: (
+        await client.query(
+          "SELECT conname, pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conrelid = 'orders'::regclass ORDER BY conname",
+        )
+      ).rows,
       versions: (await client.query('SELECT version FROM schema_migrations')).rows,
       rows: (await client.query('SELECT * FROM orders ORDER BY id')).rows,
     });
@@ -85,7 +92,9 @@ onPostgres('PostgreSQL: a store with rows the new rule refuses stays at schema 1
 
     expect(refusal).toBeInstanceOf(MigrationRefusedError);
     expect((refusal as MigrationRefusedError).ids).toEqual([100, 101, 102, 103, 104, 105, 106, 107, 108, 109]);
-    expect((refusal as Error).message).toContain(`12 orders break its rule that shipDate must be an RFC 3339 date-time with a time zone, on a real calendar day: ${NAMED}. Nothing was changed.`);
+    expect((refusal as Error).message).toContain(
+      `12 orders break its rule that shipDate must be an RFC 3339 date-time with a time zone, on a real calendar day: ${NAMED}. Nothing was changed.`,
+    );
     expect(await state()).toEqual(before);
 
     await client.query("UPDATE orders SET ship_date = '2026-11-20T10:00:00Z' WHERE id >= 100");

@@ -20,7 +20,13 @@ pgTest('two instances on one PostgreSQL database', () => {
     env = { PETSTORE_DATABASE_URL: database.url };
     // The URL wins over --db: nothing may be written to the SQLite path given beside it.
     key = cli(['--db', unused(), 'keys', 'create', '--name', 'shared'], { env }).stdout.trim();
-    const records = Array.from({ length: 40 }, (_, i) => ({ id: i + 1, petId: 1, quantity: 1, shipDate: '2026-12-01T10:00:00Z', complete: false }));
+    const records = Array.from({ length: 40 }, (_, i) => ({
+      id: i + 1,
+      petId: 1,
+      quantity: 1,
+      shipDate: '2026-12-01T10:00:00Z',
+      complete: false,
+    }));
     expect(cli(['--db', unused(), 'orders', 'import', '-'], { env, input: JSON.stringify(records) }).status).toBe(0);
     instances = await Promise.all([serve(unused(), [], env), serve(unused(), [], env)]);
   });
@@ -42,10 +48,15 @@ pgTest('two instances on one PostgreSQL database', () => {
     const ids = Array.from({ length: 20 }, (_, i) => i + 1);
     const attempts = ids.flatMap((id) => Array.from({ length: 6 }, (_, n) => ({ id, instance: instances[n % 2]! })));
 
-    const results = await Promise.all(attempts.map(async ({ id, instance }) => ({ id, status: (await call(instance, 'DELETE', `/v1/store/orders/${id}`)).status })));
+    const results = await Promise.all(
+      attempts.map(async ({ id, instance }) => ({ id, status: (await call(instance, 'DELETE', `/v1/store/orders/${id}`)).status })),
+    );
 
     for (const id of ids) {
-      const statuses = results.filter((r) => r.id === id).map((r) => r.status).sort();
+      const statuses = results
+        .filter((r) => r.id === id)
+        .map((r) => r.status)
+        .sort();
       expect([id, statuses]).toEqual([id, [204, 404, 404, 404, 404, 404]]);
     }
     const cancelled = await sql<{ n: number }>(database.url, "SELECT count(*)::int AS n FROM orders WHERE status = 'cancelled'");
@@ -63,7 +74,9 @@ pgTest('two instances on one PostgreSQL database', () => {
       const res = await call(instance, 'GET', '/v1/store/orders');
       expect(res.headers.get('etag')).not.toBe(before[0]!.headers.get('etag'));
       expect(((await res.json()) as Array<{ id: number }>).map((o) => o.id)).toContain(500);
-      const cached = await fetch(`${instance.url}/v1/store/orders`, { headers: { Authorization: `Bearer ${key}`, 'If-None-Match': res.headers.get('etag')! } });
+      const cached = await fetch(`${instance.url}/v1/store/orders`, {
+        headers: { Authorization: `Bearer ${key}`, 'If-None-Match': res.headers.get('etag')! },
+      });
       expect(cached.status).toBe(304);
     }
   });

@@ -23,7 +23,15 @@ afterEach(() => store.close());
 function sink(): { stream: Writable; lines: () => Array<Record<string, unknown>> } {
   let text = '';
   const stream = new Writable({ write: (chunk, _encoding, done) => ((text += chunk.toString()), done()) });
-  return { stream, lines: () => text.trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>) };
+  return {
+    stream,
+    lines: () =>
+      text
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as Record<string, unknown>),
+  };
 }
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
@@ -55,7 +63,9 @@ describe('request logs', () => {
   test('LOG_LEVEL filters them: at warn, requests are not logged but failures are', async () => {
     const logs = sink();
     const app = await createApp({
-      store: new Proxy(store, { get: (target, name) => (name === 'cancelOrder' ? () => Promise.reject(new Error('boom')) : Reflect.get(target, name)) }),
+      store: new Proxy(store, {
+        get: (target, name) => (name === 'cancelOrder' ? () => Promise.reject(new Error('boom')) : Reflect.get(target, name)),
+      }),
       logger: createLogger('warn', logs.stream),
     });
 
@@ -97,14 +107,24 @@ describe('GET /metrics', () => {
     expect(res.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
     expect(res.text).toContain('petstore_http_requests_total{operation="listOrders",method="GET",status="200"} 2');
     expect(res.text).toContain('petstore_http_requests_total{operation="listOrders",method="GET",status="401"} 1');
-    expect(res.text).toMatch(/petstore_http_request_duration_seconds_bucket\{le="0\.5",operation="listOrders",method="GET",status="200"\} 2/);
+    expect(res.text).toMatch(
+      /petstore_http_request_duration_seconds_bucket\{le="0\.5",operation="listOrders",method="GET",status="200"\} 2/,
+    );
     expect(res.text).toContain('petstore_http_request_duration_seconds_count{operation="listOrders",method="GET",status="200"} 2');
   });
 
   test('with a token set, it needs that token, and the server adds the process metrics', async () => {
-    const server = await startServer({ store, logger: createLogger('silent'), host: '127.0.0.1', port: 0, shutdownTimeoutMs: 1000, metricsToken: 's3cret' });
+    const server = await startServer({
+      store,
+      logger: createLogger('silent'),
+      host: '127.0.0.1',
+      port: 0,
+      shutdownTimeoutMs: 1000,
+      metricsToken: 's3cret',
+    });
     try {
-      const get = (authorization?: string) => fetch(`${server.url}/metrics`, { headers: authorization ? { Authorization: authorization } : {} });
+      const get = (authorization?: string) =>
+        fetch(`${server.url}/metrics`, { headers: authorization ? { Authorization: authorization } : {} });
 
       const [none, wrong, right] = await Promise.all([get(), get('Bearer nope'), get('Bearer s3cret')]);
 

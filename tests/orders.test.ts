@@ -23,7 +23,9 @@ describe.each(storeKinds())('$name store', (kind) => {
 
   describe('listOrders', () => {
     test('when the store is empty, it returns an empty array', async () => {
-      const res = await request(await createApp({ store })).get('/v1/store/orders').set(auth);
+      const res = await request(await createApp({ store }))
+        .get('/v1/store/orders')
+        .set(auth);
 
       expect(res.status).toBe(200);
       expect(res.text).toBe('[]');
@@ -37,7 +39,9 @@ describe.each(storeKinds())('$name store', (kind) => {
         order({ id: 9007199254740991, status: 'shipped' }),
       ]);
 
-      const res = await request(await createApp({ store })).get('/v1/store/orders').set(auth);
+      const res = await request(await createApp({ store }))
+        .get('/v1/store/orders')
+        .set(auth);
 
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toBe('application/json');
@@ -64,7 +68,9 @@ describe.each(storeKinds())('$name store', (kind) => {
     test('HEAD answers like GET without a body', async () => {
       await store.importOrders([order({ id: 1 })]);
 
-      const res = await request(await createApp({ store })).head('/v1/store/orders').set(auth);
+      const res = await request(await createApp({ store }))
+        .head('/v1/store/orders')
+        .set(auth);
 
       expect(res.status).toBe(200);
       expect(res.text).toBeUndefined();
@@ -88,12 +94,14 @@ describe.each(storeKinds())('$name store', (kind) => {
     test('when the order is pending, cancel returns 204 with no body and records the cancellation', async () => {
       await store.importOrders([order({ id: 5 }), order({ id: 6 })]);
 
-      const res = await request(await createApp({ store })).delete('/v1/store/orders/5').set(auth);
+      const res = await request(await createApp({ store }))
+        .delete('/v1/store/orders/5')
+        .set(auth);
 
       expect(res.status).toBe(204);
       expect(res.text).toBe('');
       await expectConforms(res, 'cancelOrder');
-      const [five, six] = (await rows());
+      const [five, six] = await rows();
       expect(five).toMatchObject({ id: 5, status: 'cancelled' });
       expect(Date.parse(five!.cancelled_at!)).not.toBeNaN();
       expect(six).toMatchObject({ id: 6, status: 'pending', cancelled_at: null });
@@ -102,7 +110,9 @@ describe.each(storeKinds())('$name store', (kind) => {
     test('when the order has shipped, cancel returns 409 and leaves it shipped', async () => {
       await store.importOrders([order({ id: 5, status: 'shipped' })]);
 
-      const res = await request(await createApp({ store })).delete('/v1/store/orders/5').set(auth);
+      const res = await request(await createApp({ store }))
+        .delete('/v1/store/orders/5')
+        .set(auth);
 
       expect(res.status).toBe(409);
       expect(res.body).toEqual({
@@ -111,7 +121,7 @@ describe.each(storeKinds())('$name store', (kind) => {
         status: 409,
       });
       await expectConforms(res, 'cancelOrder');
-      expect((await rows())).toEqual([expect.objectContaining({ id: 5, status: 'shipped', cancelled_at: null })]);
+      expect(await rows()).toEqual([expect.objectContaining({ id: 5, status: 'shipped', cancelled_at: null })]);
     });
 
     test.each([
@@ -121,7 +131,9 @@ describe.each(storeKinds())('$name store', (kind) => {
       await store.importOrders([order({ id: 5 })]);
       if (cancelledFirst) await store.cancelOrder(5);
 
-      const res = await request(await createApp({ store })).delete(`/v1/store/orders/${id}`).set(auth);
+      const res = await request(await createApp({ store }))
+        .delete(`/v1/store/orders/${id}`)
+        .set(auth);
 
       expect(res.status).toBe(404);
       expect(res.body.code).toBe('order_not_found');
@@ -146,15 +158,17 @@ describe.each(storeKinds())('$name store', (kind) => {
       ['unicode digits', '%D9%A5'],
     ])('when orderId is %s, cancel returns 400 and touches nothing', async (_case, raw) => {
       await store.importOrders([order({ id: 5 }), order({ id: 9007199254740991 })]);
-      const before = (await rows());
+      const before = await rows();
 
-      const res = await request(await createApp({ store })).delete(`/v1/store/orders/${raw}`).set(auth);
+      const res = await request(await createApp({ store }))
+        .delete(`/v1/store/orders/${raw}`)
+        .set(auth);
 
       expect(res.status).toBe(400);
       expect(res.body.code).toBe('invalid_request');
       expect(res.body.message).toContain('orderId');
       await expectConforms(res, 'cancelOrder');
-      expect((await rows())).toEqual(before);
+      expect(await rows()).toEqual(before);
     });
 
     test.each([
@@ -165,7 +179,9 @@ describe.each(storeKinds())('$name store', (kind) => {
     ])('when orderId is %s, cancel accepts it', async (_case, raw, id) => {
       await store.importOrders([order({ id })]);
 
-      const res = await request(await createApp({ store })).delete(`/v1/store/orders/${raw}`).set(auth);
+      const res = await request(await createApp({ store }))
+        .delete(`/v1/store/orders/${raw}`)
+        .set(auth);
 
       expect(res.status).toBe(204);
       expect((await rows())[0]).toMatchObject({ id, status: 'cancelled' });
@@ -184,7 +200,7 @@ describe.each(storeKinds())('$name store', (kind) => {
 
       expect(statuses.filter((s) => s === 204)).toHaveLength(1);
       expect(statuses.filter((s) => s === 404)).toHaveLength(24);
-      expect((await rows())).toEqual([expect.objectContaining({ id: 1, status: 'cancelled' })]);
+      expect(await rows()).toEqual([expect.objectContaining({ id: 1, status: 'cancelled' })]);
     });
   });
 });

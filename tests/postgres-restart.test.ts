@@ -24,7 +24,18 @@ if (!possible && !PG_REQUIRED) process.stdout.write('postgres-restart: needs roo
   const asPostgres = (command: string, args: string[]) =>
     execFileSync('runuser', ['-u', 'postgres', '--', `${BIN}/${command}`, ...args], { stdio: 'pipe', timeout: 60_000 });
   const pgCtl = (action: string) =>
-    asPostgres('pg_ctl', ['-D', data, '-w', '-m', 'fast', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`, '-l', path.join(dir, 'log'), action]);
+    asPostgres('pg_ctl', [
+      '-D',
+      data,
+      '-w',
+      '-m',
+      'fast',
+      '-o',
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`,
+      '-l',
+      path.join(dir, 'log'),
+      action,
+    ]);
   let store: Store;
 
   beforeAll(() => {

@@ -121,7 +121,8 @@ pgTest('PostgreSQL store', () => {
         request(app).delete('/v1/store/orders/1').set(auth),
       ]);
       expect(down.map((res) => res.status)).toEqual([503, 503, 503]);
-      for (const res of down) expect(res.body).toEqual({ code: 'service_unavailable', message: 'The order store is unavailable', status: 503 });
+      for (const res of down)
+        expect(res.body).toEqual({ code: 'service_unavailable', message: 'The order store is unavailable', status: 503 });
       expect(Date.now() - started).toBeLessThan(3000);
 
       proxy.up();

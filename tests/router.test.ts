@@ -54,7 +54,7 @@ describe('CompiledRouter', () => {
     const request: Request = { method: 'DELETE', path: '/v1/store/orders/42', headers: {} };
     const operation = compiled.matchOperation(request, true);
     const first = compiled.parseRequest(request, operation);
-    first.params.orderId = 42 as unknown as string;
+    first.params.orderId = 42;
     expect(compiled.parseRequest(request, operation).params.orderId).toBe('42');
   });
 });

@@ -78,7 +78,13 @@ test('cancels arriving together commit together, each with its own outcome', asy
   await store.importOrders([order({ id: 1 }), order({ id: 2 }), order({ id: 3, status: 'shipped' })]);
   const before = await store.listEtag();
 
-  const outcomes = await Promise.all([store.cancelOrder(1), store.cancelOrder(1), store.cancelOrder(2), store.cancelOrder(3), store.cancelOrder(4)]);
+  const outcomes = await Promise.all([
+    store.cancelOrder(1),
+    store.cancelOrder(1),
+    store.cancelOrder(2),
+    store.cancelOrder(3),
+    store.cancelOrder(4),
+  ]);
 
   expect(outcomes).toEqual(['cancelled', 'not_found', 'cancelled', 'shipped', 'not_found']);
   expect(await store.listEtag()).not.toBe(before);

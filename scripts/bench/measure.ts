@@ -13,16 +13,19 @@ export interface Server {
 
 /** Starts `node script args`, and resolves once it prints `marker` on stdout or stderr. */
 export function startServer(script: string, args: string[], port: number, marker: RegExp, env: NodeJS.ProcessEnv = {}): Promise<Server> {
-  const child = spawn(process.execPath, [script, ...args], { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [script, ...args], {
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   return new Promise((resolve, reject) => {
     let seen = '';
     const onData = (chunk: Buffer) => {
       seen += chunk.toString();
       if (marker.test(seen)) {
-        child.stdout!.off('data', onData);
-        child.stderr!.off('data', onData);
-        child.stdout!.resume();
-        child.stderr!.resume();
+        child.stdout.off('data', onData);
+        child.stderr.off('data', onData);
+        child.stdout.resume();
+        child.stderr.resume();
         resolve({
           child,
           url: `http://127.0.0.1:${port}`,
@@ -34,8 +37,8 @@ export function startServer(script: string, args: string[], port: number, marker
         });
       }
     };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code}: ${seen}`)));
   });
 }
@@ -68,8 +71,10 @@ export async function throughput(options: {
     });
     const statuses = result.statusCodeStats as unknown as Record<string, { count: number }>;
     const other = Object.entries(statuses).filter(([code]) => Number(code) !== options.expect);
-    if (other.length > 0 || result.errors > 0 || result.non2xx > 0 && options.expect < 300) {
-      throw new Error(`unexpected responses at ${options.url}${typeof paths === 'string' ? paths : ''}: ${JSON.stringify(statuses)}, ${result.errors} errors`);
+    if (other.length > 0 || result.errors > 0 || (result.non2xx > 0 && options.expect < 300)) {
+      throw new Error(
+        `unexpected responses at ${options.url}${typeof paths === 'string' ? paths : ''}: ${JSON.stringify(statuses)}, ${result.errors} errors`,
+      );
     }
     return result.requests.average;
   };

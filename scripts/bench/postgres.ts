@@ -79,9 +79,30 @@ export async function postgresRuns(ctx: Context): Promise<string[]> {
       process.stderr.write(`postgres ${name}: ${rate.toFixed(0)} req/s\n`);
     };
     const single = [
-      { name: 'listOrders, 1,000 orders (c=32)', method: 'GET' as const, path: () => '/v1/store/orders', connections: 32, expect: 200, fresh: false },
-      { name: 'cancelOrder, unknown id (c=32)', method: 'DELETE' as const, path: () => '/v1/store/orders/987654321', connections: 32, expect: 404, fresh: false },
-      { name: 'cancelOrder, pending orders (c=16)', method: 'DELETE' as const, path: (n: number) => `/v1/store/orders/${n + 1}`, connections: 16, expect: 204, fresh: true },
+      {
+        name: 'listOrders, 1,000 orders (c=32)',
+        method: 'GET' as const,
+        path: () => '/v1/store/orders',
+        connections: 32,
+        expect: 200,
+        fresh: false,
+      },
+      {
+        name: 'cancelOrder, unknown id (c=32)',
+        method: 'DELETE' as const,
+        path: () => '/v1/store/orders/987654321',
+        connections: 32,
+        expect: 404,
+        fresh: false,
+      },
+      {
+        name: 'cancelOrder, pending orders (c=16)',
+        method: 'DELETE' as const,
+        path: (n: number) => `/v1/store/orders/${n + 1}`,
+        connections: 16,
+        expect: 204,
+        fresh: true,
+      },
     ];
     for (let round = 0; round < ctx.rounds; round += 1) {
       for (const scenario of single) {
@@ -125,7 +146,9 @@ export async function postgresRuns(ctx: Context): Promise<string[]> {
       const one = median(rates.get(scenario.name)!);
       const two = median(rates.get(`${scenario.name}, two instances`)!);
       const sqlite = ctx.sqlite(scenario.name);
-      lines.push(`| ${scenario.name} | ${sqlite === undefined ? '-' : sqlite.toFixed(0)} | ${one.toFixed(0)} | ${two.toFixed(0)} | ${(two / one).toFixed(2)}× |`);
+      lines.push(
+        `| ${scenario.name} | ${sqlite === undefined ? '-' : sqlite.toFixed(0)} | ${one.toFixed(0)} | ${two.toFixed(0)} | ${(two / one).toFixed(2)}× |`,
+      );
     }
     return lines;
   } finally {

@@ -72,11 +72,52 @@ async function main(): Promise<void> {
   const medium = await template('list-10k', 10_000);
   const pending = await template('pending', 300_000);
   const scenarios: Scenario[] = [
-    { name: 'listOrders, 1,000 orders (c=32)', db: small, method: 'GET', path: '/v1/store/orders', headers: auth, connections: 32, expect: 200 },
-    { name: 'listOrders, 10,000 orders (c=32)', db: medium, method: 'GET', path: '/v1/store/orders', headers: auth, connections: 32, expect: 200 },
-    { name: 'cancelOrder, unknown id (c=32)', db: small, method: 'DELETE', path: '/v1/store/orders/987654321', headers: auth, connections: 32, expect: 404 },
-    { name: 'cancelOrder, pending orders (c=16)', db: pending, method: 'DELETE', path: (n) => `/v1/store/orders/${n + 1}`, headers: auth, connections: 16, expect: 204, fresh: true },
-    { name: 'listOrders, wrong key: 401 (c=32)', db: small, method: 'GET', path: '/v1/store/orders', headers: { Authorization: 'Bearer pso_wrong' }, connections: 32, expect: 401 },
+    {
+      name: 'listOrders, 1,000 orders (c=32)',
+      db: small,
+      method: 'GET',
+      path: '/v1/store/orders',
+      headers: auth,
+      connections: 32,
+      expect: 200,
+    },
+    {
+      name: 'listOrders, 10,000 orders (c=32)',
+      db: medium,
+      method: 'GET',
+      path: '/v1/store/orders',
+      headers: auth,
+      connections: 32,
+      expect: 200,
+    },
+    {
+      name: 'cancelOrder, unknown id (c=32)',
+      db: small,
+      method: 'DELETE',
+      path: '/v1/store/orders/987654321',
+      headers: auth,
+      connections: 32,
+      expect: 404,
+    },
+    {
+      name: 'cancelOrder, pending orders (c=16)',
+      db: pending,
+      method: 'DELETE',
+      path: (n) => `/v1/store/orders/${n + 1}`,
+      headers: auth,
+      connections: 16,
+      expect: 204,
+      fresh: true,
+    },
+    {
+      name: 'listOrders, wrong key: 401 (c=32)',
+      db: small,
+      method: 'GET',
+      path: '/v1/store/orders',
+      headers: { Authorization: 'Bearer pso_wrong' },
+      connections: 32,
+      expect: 401,
+    },
   ];
 
   if (ONLY !== undefined) scenarios.splice(0, scenarios.length, ...scenarios.filter((s) => s.name.includes(ONLY)));
@@ -118,7 +159,10 @@ async function main(): Promise<void> {
       const rates = results.get(`${name}|petstore`);
       return rates ? median(rates) : undefined;
     };
-    lines.push('', ...(await postgresRuns({ cli: CLI, key, seconds: SECONDS, rounds: ROUNDS, orders, sqlite, nextPort: () => nextPort++ })));
+    lines.push(
+      '',
+      ...(await postgresRuns({ cli: CLI, key, seconds: SECONDS, rounds: ROUNDS, orders, sqlite, nextPort: () => nextPort++ })),
+    );
   }
   if (ONLY !== undefined) {
     process.stdout.write(`${lines.join('\n')}\n`);
@@ -183,18 +227,27 @@ async function importRuns(): Promise<string[]> {
     const seconds = (performance.now() - start) / 1000;
     const peak = memory.stop();
     if (code !== 0) throw new Error(`import of ${count} orders failed`);
-    rows.push(`| ${count.toLocaleString('en')} | ${(fs.statSync(file).size / 2 ** 20).toFixed(0)} MB | ${seconds.toFixed(1)} s | ${(count / seconds).toFixed(0)} | ${(peak / 2 ** 20).toFixed(0)} MB |`);
+    rows.push(
+      `| ${count.toLocaleString('en')} | ${(fs.statSync(file).size / 2 ** 20).toFixed(0)} MB | ${seconds.toFixed(1)} s | ${(count / seconds).toFixed(0)} | ${(peak / 2 ** 20).toFixed(0)} MB |`,
+    );
     process.stderr.write(`imported ${count} in ${seconds.toFixed(1)} s, peak RSS ${(peak / 2 ** 20).toFixed(0)} MB\n`);
   }
   const store = openSqliteStore(path.join(work, 'big.db'));
   await store.createKey('bench', hashKey(key));
   await store.close();
-  return ['## orders import through the CLI', '', '| orders | file | time | orders/s | peak RSS of the CLI |', '|---:|---:|---:|---:|---:|', ...rows];
+  return [
+    '## orders import through the CLI',
+    '',
+    '| orders | file | time | orders/s | peak RSS of the CLI |',
+    '|---:|---:|---:|---:|---:|',
+    ...rows,
+  ];
 }
 
 async function writeOrdersFile(file: string, count: number): Promise<void> {
   const out = fs.createWriteStream(file);
-  const write = (text: string) => (out.write(text) ? Promise.resolve() : new Promise<void>((resolve) => out.once('drain', () => resolve())));
+  const write = (text: string) =>
+    out.write(text) ? Promise.resolve() : new Promise<void>((resolve) => out.once('drain', () => resolve()));
   await write('[');
   let i = 0;
   for (const record of orders(count)) {

@@ -26,16 +26,19 @@ export interface CliIO {
 }
 
 /** A failure the operator caused; printed as one line, exit status 1. */
-export class CliError extends Error {
+class CliError extends Error {
   override name = 'CliError';
 }
 
 /** Builds the `petstore-orders` command tree. */
-export function buildProgram(io: CliIO): Command {
+function buildProgram(io: CliIO): Command {
   const program = new Command('petstore-orders')
     .description('Petstore Store Orders API v1: the server and its operator commands')
     .option('--db <path>', 'SQLite database file (default: $PETSTORE_DB, else ./data/petstore.db)')
-    .configureOutput({ writeOut: (text) => void ignoreLostOutput(io.stdout(text)), writeErr: (text) => void ignoreLostOutput(io.stderr(text)) })
+    .configureOutput({
+      writeOut: (text) => void ignoreLostOutput(io.stdout(text)),
+      writeErr: (text) => void ignoreLostOutput(io.stderr(text)),
+    })
     .exitOverride()
     .showHelpAfterError();
 
@@ -92,7 +95,9 @@ export function buildProgram(io: CliIO): Command {
         } catch (err) {
           // Nobody saw the key, so nobody can use it; a key that may have been read in part must not stay valid.
           await store.revokeKey(options.name);
-          throw new CliError(`the key could not be written to stdout (${errorCode(err)}); it was revoked, create another with a new --name`);
+          throw new CliError(
+            `the key could not be written to stdout (${errorCode(err)}); it was revoked, create another with a new --name`,
+          );
         }
       });
     });
@@ -166,8 +171,16 @@ export function buildProgram(io: CliIO): Command {
     .option('--shipped-order <id>', 'a shipped order: expects 409 (needs --allow-writes)')
     .option('--json', 'print the report as JSON')
     .action(
-      async (options: { baseUrl: string; apiKey: string; allowWrites?: boolean; cancelOrder?: string; shippedOrder?: string; json?: boolean }) => {
-        if (!/^https?:\/\/[^/]/.test(options.baseUrl)) throw new CliError(`--base-url must be an http:// or https:// URL, got "${options.baseUrl}"`);
+      async (options: {
+        baseUrl: string;
+        apiKey: string;
+        allowWrites?: boolean;
+        cancelOrder?: string;
+        shippedOrder?: string;
+        json?: boolean;
+      }) => {
+        if (!/^https?:\/\/[^/]/.test(options.baseUrl))
+          throw new CliError(`--base-url must be an http:// or https:// URL, got "${options.baseUrl}"`);
         const writes: { cancelOrder?: number; shippedOrder?: number } = {};
         for (const [flag, raw, field] of [
           ['--cancel-order', options.cancelOrder, 'cancelOrder'],
@@ -184,7 +197,11 @@ export function buildProgram(io: CliIO): Command {
         }
         const results = await checkDeployment({ baseUrl: options.baseUrl, apiKey: options.apiKey, document: loadDocument(), writes });
         const passed = results.every((result) => result.ok);
-        await io.stdout(options.json ? `${JSON.stringify({ baseUrl: options.baseUrl, passed, checks: results }, null, 2)}\n` : formatReport(options.baseUrl, results));
+        await io.stdout(
+          options.json
+            ? `${JSON.stringify({ baseUrl: options.baseUrl, passed, checks: results }, null, 2)}\n`
+            : formatReport(options.baseUrl, results),
+        );
         if (!passed) throw new ContractViolation();
       },
     );

@@ -89,5 +89,11 @@ export function createOrdersClient(options: OrdersClientOptions): OrdersClient {
 
 function isErrorBody(body: unknown): body is ErrorBody {
   const candidate = body as Partial<ErrorBody> | null;
-  return typeof candidate === 'object' && candidate !== null && typeof candidate.code === 'string' && typeof candidate.message === 'string' && typeof candidate.status === 'number';
+  return (
+    typeof candidate === 'object' &&
+    candidate !== null &&
+    typeof candidate.code === 'string' &&
+    typeof candidate.message === 'string' &&
+    typeof candidate.status === 'number'
+  );
 }

@@ -76,7 +76,9 @@ export async function checkDeployment(options: DeploymentCheckOptions): Promise<
   await check('GET /v1/openapi.json serves the local spec, unchanged', async () => {
     const answer = await call('GET', '/v1/openapi.json');
     if (answer.status !== 200) return `expected 200, got ${answer.status}`;
-    return isDeepStrictEqual(answer.body, JSON.parse(JSON.stringify(options.document))) ? null : 'the served document differs from the local spec';
+    return isDeepStrictEqual(answer.body, JSON.parse(JSON.stringify(options.document)))
+      ? null
+      : 'the served document differs from the local spec';
   });
 
   let listed: Array<{ id: number; petId: number }> = [];
@@ -120,7 +122,9 @@ export async function checkDeployment(options: DeploymentCheckOptions): Promise<
     expectAnswer(await call('DELETE', '/v1/store/orders/4.2e1', auth), 400, 'cancelOrder'),
   );
 
-  await check('an unknown path: 404 Error', async () => expectAnswer(await call('GET', '/v1/contract-check/nowhere', auth), 404, undefined));
+  await check('an unknown path: 404 Error', async () =>
+    expectAnswer(await call('GET', '/v1/contract-check/nowhere', auth), 404, undefined),
+  );
 
   for (const [operationId, expected] of deprecationHeaders(options.document)) {
     await check(`${operationId} is deprecated: Deprecation, Sunset and Link headers as the spec says`, async () => {
@@ -129,7 +133,8 @@ export async function checkDeployment(options: DeploymentCheckOptions): Promise<
       const problem = checker.problem(operationId, answer);
       if (problem) return `status ${answer.status}: ${problem}`;
       for (const [header, value] of Object.entries(expected)) {
-        if (answer.headers[header.toLowerCase()] !== value) return `${header} is ${JSON.stringify(answer.headers[header.toLowerCase()])}, expected ${JSON.stringify(value)}`;
+        if (answer.headers[header.toLowerCase()] !== value)
+          return `${header} is ${JSON.stringify(answer.headers[header.toLowerCase()])}, expected ${JSON.stringify(value)}`;
       }
       return null;
     });

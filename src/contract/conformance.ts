@@ -16,7 +16,8 @@ export interface CheckedResponse {
  * Checks a response against the spec: its status must be declared for the operation, its body
  * must match the declared schema (or be absent when none is declared), and its headers their
  * schemas. A response outside any operation must carry a valid Error. Returns null when it conforms.
- * The server runs this on every reply before sending it; `contract-check` runs it on a deployment's.
+ * The server runs it before sending a reply (an ApiError reply whose kind has passed once is not
+ * checked again: it differs only in its free-text message); `contract-check` runs it on a deployment's.
  */
 export function responseProblem(
   api: OpenAPIBackend,
@@ -58,7 +59,7 @@ export interface ContractChecker {
 export async function createContractChecker(document: OpenAPIV3.Document): Promise<ContractChecker> {
   const api = new OpenAPIBackend({ definition: cloneDocument(document), apiRoot: '/v1', customizeAjv });
   await api.init();
-  const validateError = createContractAjv(document).compile(document.components?.schemas?.Error as object) as ValidateFunction;
+  const validateError = createContractAjv(document).compile<unknown>(document.components?.schemas?.Error as object);
   return {
     document,
     problem: (operationId, response) =>

@@ -18,7 +18,7 @@ export function deprecationHeaders(document: OpenAPIV3.Document): Map<string, Re
   const result = new Map<string, Readonly<Record<string, string>>>();
   for (const pathItem of Object.values(document.paths)) {
     for (const method of METHODS) {
-      const operation = pathItem?.[method] as (OpenAPIV3.OperationObject & DeprecationExtensions) | undefined;
+      const operation: OpenAPIV3.OperationObject<DeprecationExtensions> | undefined = pathItem?.[method];
       if (!operation?.deprecated || operation.operationId === undefined) continue;
       result.set(operation.operationId, Object.freeze(headersFor(operation.operationId, operation)));
     }

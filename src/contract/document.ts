@@ -14,7 +14,7 @@ export function loadDocument(file: string = SPEC_PATH): OpenAPIV3.Document {
 
 /** A mutable deep copy of the document, for libraries that rewrite what they are given. */
 export function cloneDocument(document: OpenAPIV3.Document): OpenAPIV3.Document {
-  return structuredClone(document) as OpenAPIV3.Document;
+  return structuredClone<OpenAPIV3.Document>(document);
 }
 
 function findUp(relative: string): string {

@@ -63,7 +63,7 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
   // string; once one (operation, status, code, headers) has been checked, every later one conforms.
   const checkedErrors = new Set<string>();
   const contractAjv = createContractAjv(document);
-  const validateError = contractAjv.compile(document.components?.schemas?.Error as object) as ValidateFunction;
+  const validateError = contractAjv.compile<unknown>(document.components?.schemas?.Error as object);
 
   const api = new OpenAPIBackend({
     definition: cloneDocument(document),
@@ -123,8 +123,7 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
     postResponseHandler: async (c: Context, request: RoutedRequest, res: ServerResponse) => {
       request.operationId = c.operation?.operationId;
       const deprecation = deprecations.get(c.operation?.operationId ?? '');
-      const withDeprecation = (reply: Reply): Reply =>
-        deprecation ? { ...reply, headers: { ...reply.headers, ...deprecation } } : reply;
+      const withDeprecation = (reply: Reply): Reply => (deprecation ? { ...reply, headers: { ...reply.headers, ...deprecation } } : reply);
       const reply = withDeprecation(c.response as Reply);
       const operationId = c.operation?.operationId ?? 'none';
       const items = reply.stream && arrayItems.get(`${operationId} ${reply.status}`);
@@ -175,7 +174,7 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
   });
 
   api.registerSecurityHandler('bearerAuth', async (c: Context): Promise<SecurityResult> => {
-    const token = parseBearer(c.request.headers.authorization);
+    const token = parseBearer((c.request.headers as IncomingMessage['headers']).authorization);
     if (token === null) return { error: 'missing' };
     try {
       const keyName = await store.findActiveKey(hashKey(token));
@@ -211,7 +210,8 @@ function validationMessage(c: Context): string {
   for (const parameter of (c.operation?.parameters ?? []) as OpenAPIV3.ParameterObject[]) {
     const schema = parameter.schema as OpenAPIV3.SchemaObject | undefined;
     if (parameter.in !== 'path' || schema?.type !== 'integer') continue;
-    const raw = String((c.request.params as Record<string, unknown>)[parameter.name] ?? '');
+    const value = (c.request.params as Record<string, string | undefined>)[parameter.name];
+    const raw = value ?? '';
     if (parseId(raw) === undefined) return idProblem(parameter.name, raw);
   }
   const first = c.validation?.errors?.[0];

@@ -53,9 +53,9 @@ export function createHandlers(store: Store, listChunkItems = 1000): OperationHa
 }
 
 /** Reads an id path parameter strictly; anything but a plain decimal safe integer is a 400. */
-export function idParam(params: HandlerContext['params'], name: string): number {
-  const raw: unknown = params[name];
-  const id = typeof raw === 'string' ? parseId(raw) : undefined;
-  if (id === undefined) throw new ApiError('invalid_request', idProblem(name, String(raw ?? '')));
+function idParam(params: HandlerContext['params'], name: string): number {
+  const raw = params[name];
+  const id = raw === undefined ? undefined : parseId(raw);
+  if (id === undefined) throw new ApiError('invalid_request', idProblem(name, raw ?? ''));
   return id;
 }

@@ -20,9 +20,10 @@ type SuccessStatus<K extends OperationId> = keyof Responses<K> & (200 | 201 | 20
 type Headers = Record<string, string>;
 
 /** A reply with body B: the body itself or, for an array, a stream of its items. */
-type WithBody<S, B> = B extends ReadonlyArray<infer Item>
-  ? { status: S; body: B; headers?: Headers } | { status: S; stream: ChunkSource<Item>; headers?: Headers }
-  : { status: S; body: B; headers?: Headers };
+type WithBody<S, B> =
+  B extends ReadonlyArray<infer Item>
+    ? { status: S; body: B; headers?: Headers } | { status: S; stream: ChunkSource<Item>; headers?: Headers }
+    : { status: S; body: B; headers?: Headers };
 
 /** The non-error replies the spec declares for operation K, with their body types. Errors are thrown. */
 export type SuccessReply<K extends OperationId> = {

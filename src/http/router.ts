@@ -58,7 +58,7 @@ export class CompiledRouter extends OpenAPIRouter<OpenAPIV3.Document> {
   override parseRequest(req: Request, operation?: Operation): ParsedRequest {
     const query = req.query;
     const hasQuery = typeof query === 'string' ? query !== '' && query !== '?' : query !== undefined;
-    if (req.body !== undefined || hasQuery || hasHeader(req.headers, 'cookie')) {
+    if ((req.body as unknown) !== undefined || hasQuery || hasHeader(req.headers, 'cookie')) {
       const parsed = super.parseRequest(req, operation);
       return operation ? { ...parsed, query: this.declaredQuery(operation, parsed.query) } : parsed;
     }
@@ -73,18 +73,17 @@ export class CompiledRouter extends OpenAPIRouter<OpenAPIV3.Document> {
    * Only the query parameters the operation declares: the others are ignored, as the API
    * description promises, rather than failing validation (a cache-busting `?_=1` is not an error).
    */
-  private declaredQuery(operation: Operation, query: ParsedRequest['query']): ParsedRequest['query'] {
+  private declaredQuery(operation: Operation, query: ParsedRequest['query']): Record<string, string | string[]> {
     let names = this.queryNames.get(operation);
     if (!names) {
       names = new Set(
-        (operation.parameters ?? [])
-          .filter((p): p is OpenAPIV3.ParameterObject => !('$ref' in p) && p.in === 'query')
-          .map((p) => p.name),
+        (operation.parameters ?? []).filter((p): p is OpenAPIV3.ParameterObject => !('$ref' in p) && p.in === 'query').map((p) => p.name),
       );
       this.queryNames.set(operation, names);
     }
-    const declared: ParsedRequest['query'] = {};
-    for (const name of Object.keys(query)) if (names.has(name)) declared[name] = query[name]!;
+    const parsed = query as Record<string, string | string[]>;
+    const declared: Record<string, string | string[]> = {};
+    for (const name of Object.keys(parsed)) if (names.has(name)) declared[name] = parsed[name]!;
     return declared;
   }
 
@@ -116,7 +115,11 @@ function literal(part: string): string {
 }
 
 function templatePattern(path: string): string {
-  return `^${path.replace(/\{[^}]+\}/g, '\0').split('\0').map(literal).join('[^/]+')}$`;
+  return `^${path
+    .replace(/\{[^}]+\}/g, '\0')
+    .split('\0')
+    .map(literal)
+    .join('[^/]+')}$`;
 }
 
 function hasHeader(headers: Request['headers'], name: string): boolean {

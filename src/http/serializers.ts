@@ -13,9 +13,7 @@ export function compileArrayItems(operations: readonly Operation[], ajv: Ajv): M
   const items = new Map<string, ItemWriter>();
   for (const operation of operations) {
     for (const [status, response] of Object.entries(operation.responses ?? {})) {
-      const schema = (response as OpenAPIV3.ResponseObject).content?.['application/json']?.schema as
-        | OpenAPIV3.SchemaObject
-        | undefined;
+      const schema = (response as OpenAPIV3.ResponseObject).content?.['application/json']?.schema as OpenAPIV3.SchemaObject | undefined;
       if (schema?.type !== 'array' || !schema.items) continue;
       items.set(`${operation.operationId} ${status}`, compileItemWriter(schema.items as OpenAPIV3.SchemaObject, ajv));
     }

@@ -17,7 +17,8 @@ const SEPARATOR_SPACES = [9, 10, 11, 12, 13, 32, 0xa0, 0x1680, ...range(0x2000, 
  */
 export function dateTimeCheckSql(column: string, dialect: SqlDialect): string {
   const s = column;
-  const glob = (expr: string, pattern: string): string => (dialect === 'sqlite' ? `${expr} GLOB '${pattern}'` : `${expr} ~ '${globToRegex(pattern)}'`);
+  const glob = (expr: string, pattern: string): string =>
+    dialect === 'sqlite' ? `${expr} GLOB '${pattern}'` : `${expr} ~ '${globToRegex(pattern)}'`;
   const chr = (code: number): string => (dialect === 'sqlite' ? `char(${code})` : `chr(${code})`);
   const int = (expr: string): string => `CAST(${expr} AS INTEGER)`;
   const end = (offset: number, length: number): string => `substr(${s}, length(${s}) - ${offset}, ${length})`;

@@ -41,8 +41,8 @@ export async function serve(db: string, flags: string[] = [], env: NodeJS.Proces
   });
   let out = '';
   let err = '';
-  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`serve did not start: ${err}`)), 15000);
@@ -53,7 +53,7 @@ export async function serve(db: string, flags: string[] = [], env: NodeJS.Proces
         resolve(match[1]!);
       }
     };
-    child.stderr!.on('data', check);
+    child.stderr.on('data', check);
     child.on('exit', () => reject(new Error(`serve exited: ${err}`)));
   });
   return { child, url, stdout: () => out, stderr: () => err, exited };

@@ -25,9 +25,9 @@ const nearDateTime = fc
     part(['Z', 'z', '+01', '-01', '+23', '+0100', '+01:00', '-01:00', '-00:59'], ['', '+24', '+01:60', '+1', '+01:', '+010', 'GMT', 'Z ']),
   )
   .map((parts) => parts.join(''));
-const mutated = fc.tuple(nearDateTime, fc.nat(30), fc.constantFrom('', '0', 'T', ':', '-', '+', 'Z', '.', ' ')).map(([text, at, insert]) =>
-  at % 3 === 0 ? text : text.slice(0, at) + insert + text.slice(at + (at % 2)),
-);
+const mutated = fc
+  .tuple(nearDateTime, fc.nat(30), fc.constantFrom('', '0', 'T', ':', '-', '+', 'Z', '.', ' '))
+  .map(([text, at, insert]) => (at % 3 === 0 ? text : text.slice(0, at) + insert + text.slice(at + (at % 2))));
 
 /** Values worth naming: the three, leap days and seconds, offsets, the longest fraction. */
 export const KNOWN_DATE_TIMES = [
@@ -50,6 +50,9 @@ export const KNOWN_DATE_TIMES = [
 
 /** A few thousand such strings, the same on every run. */
 export function dateTimeSamples(): string[] {
-  return [...KNOWN_DATE_TIMES, ...fc.sample(nearDateTime, { numRuns: 3000, seed: 20261122 }), ...fc.sample(mutated, { numRuns: 3000, seed: 20261123 })];
+  return [
+    ...KNOWN_DATE_TIMES,
+    ...fc.sample(nearDateTime, { numRuns: 3000, seed: 20261122 }),
+    ...fc.sample(mutated, { numRuns: 3000, seed: 20261123 }),
+  ];
 }
-

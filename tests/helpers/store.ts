@@ -59,8 +59,10 @@ export async function listAll(store: Store): Promise<Order[]> {
 export function withOverrides(store: Store, overrides: Partial<Store>): Store {
   return new Proxy(store, {
     get(target, property: keyof Store) {
-      const value = overrides[property] ?? target[property];
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(overrides[property] ? overrides : target) : value;
+      const value: unknown = overrides[property] ?? Reflect.get(target, property);
+      return typeof value === 'function'
+        ? (value as (...args: unknown[]) => unknown).bind(overrides[property] ? overrides : target)
+        : value;
     },
   });
 }

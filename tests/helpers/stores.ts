@@ -25,7 +25,7 @@ export interface StoredRow {
 /** A fresh, empty store for one test, and a way to read its rows directly. */
 export interface TestStore {
   store: Store;
-  rows(): Promise<StoredRow[]>;
+  rows: () => Promise<StoredRow[]>;
   /** What a CLI or a server process needs to reach the same data: `--db FILE` or the URL. */
   cliArgs: string[];
   env: NodeJS.ProcessEnv;
@@ -35,7 +35,7 @@ export interface TestStore {
    * CHECK off; on PostgreSQL that constraint is dropped and put back NOT VALID), as an old
    * release or a careless fix could have.
    */
-  insertRow(row: RawOrderRow, options?: { checksOff?: boolean }): Promise<void>;
+  insertRow: (row: RawOrderRow, options?: { checksOff?: boolean }) => Promise<void>;
 }
 
 const INSERT_ROW = `INSERT INTO orders (id, pet_id, quantity, ship_date, complete, status, created_at)`;
@@ -72,7 +72,14 @@ function sqliteKind(): StoreKind {
           const db = new Database(file);
           try {
             if (options.checksOff) db.pragma('ignore_check_constraints = ON');
-            db.prepare(`${INSERT_ROW} VALUES (?, ?, ?, ?, ?, 'pending', ?)`).run(row.id, row.petId, row.quantity, row.shipDate, row.complete ? 1 : 0, new Date().toISOString());
+            db.prepare(`${INSERT_ROW} VALUES (?, ?, ?, ?, ?, 'pending', ?)`).run(
+              row.id,
+              row.petId,
+              row.quantity,
+              row.shipDate,
+              row.complete ? 1 : 0,
+              new Date().toISOString(),
+            );
           } finally {
             db.close();
           }
@@ -94,7 +101,7 @@ function postgresKind(): StoreKind {
     open: async () => {
       const { url } = database!;
       const store = await openPostgresStore(url, { poolSize: 4 });
-      await sql(url, "TRUNCATE orders, api_keys; UPDATE store_meta SET revision = 0, store_id = substr(md5(random()::text), 1, 16)");
+      await sql(url, 'TRUNCATE orders, api_keys; UPDATE store_meta SET revision = 0, store_id = substr(md5(random()::text), 1, 16)');
       return {
         store,
         rows: () => sql<StoredRow>(url, 'SELECT id, status, cancelled_at, shipped_at FROM orders ORDER BY id'),
@@ -110,7 +117,10 @@ function postgresKind(): StoreKind {
           // Dropped for the insert, then put back NOT VALID: later rows are checked, this one is not.
           await sql(url, 'ALTER TABLE orders DROP CONSTRAINT order_ship_date_rfc3339');
           await sql(url, insert, values);
-          await sql(url, `ALTER TABLE orders ADD CONSTRAINT order_ship_date_rfc3339 CHECK ${dateTimeCheckSql('ship_date', 'postgres')} NOT VALID`);
+          await sql(
+            url,
+            `ALTER TABLE orders ADD CONSTRAINT order_ship_date_rfc3339 CHECK ${dateTimeCheckSql('ship_date', 'postgres')} NOT VALID`,
+          );
         },
       };
     },

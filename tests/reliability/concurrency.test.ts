@@ -14,7 +14,10 @@ const SPREAD_MS = 4000;
 
 function ship(db: string, id: number): Promise<{ status: number | null; out: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, '--db', db, 'orders', 'ship', String(id)], { env: cliEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, '--db', db, 'orders', 'ship', String(id)], {
+      env: cliEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
@@ -25,7 +28,13 @@ function ship(db: string, id: number): Promise<{ status: number | null; out: str
 test('every order ends cancelled or shipped, never both; one 204 per cancelled order; 409 only for shipped ones', async () => {
   const db = path.join(tmp.dir, 'race.db');
   const key = cli(['--db', db, 'keys', 'create', '--name', 'race']).stdout.trim();
-  const records = Array.from({ length: ORDERS }, (_, i) => ({ id: i + 1, petId: 1, quantity: 1, shipDate: '2026-12-01T10:00:00Z', complete: false }));
+  const records = Array.from({ length: ORDERS }, (_, i) => ({
+    id: i + 1,
+    petId: 1,
+    quantity: 1,
+    shipDate: '2026-12-01T10:00:00Z',
+    complete: false,
+  }));
   expect(cli(['--db', db, 'orders', 'import', '-'], { input: JSON.stringify(records) }).status).toBe(0);
   const server = await serve(db);
   const ids = records.map((record) => record.id);

@@ -26,7 +26,13 @@ function rawRequest(url: string, request: string) {
 test('SIGTERM drains: in-flight requests complete, new connections are refused, exit 0 in bounded time', async () => {
   const db = path.join(tmp.dir, 'drain.db');
   const key = cli(['--db', db, 'keys', 'create', '--name', 'drain']).stdout.trim();
-  const records = Array.from({ length: ORDERS }, (_, i) => ({ id: i + 1, petId: 1, quantity: 1, shipDate: '2026-12-01T10:00:00Z', complete: false }));
+  const records = Array.from({ length: ORDERS }, (_, i) => ({
+    id: i + 1,
+    petId: 1,
+    quantity: 1,
+    shipDate: '2026-12-01T10:00:00Z',
+    complete: false,
+  }));
   expect(cli(['--db', db, 'orders', 'import', '-'], { input: JSON.stringify(records) }).status).toBe(0);
   const server = await serve(db, [], { PETSTORE_SHUTDOWN_TIMEOUT_MS: String(DRAIN_MS) });
   const auth = `Authorization: Bearer ${key}\r\n`;
@@ -51,7 +57,10 @@ test('SIGTERM drains: in-flight requests complete, new connections are refused, 
     Array.from({ length: 6 }, async (_, n) => {
       for (let i = 0; !stop; i += 1) {
         const id = n * 1000 + i + 1;
-        const res = await fetch(`${server.url}/v1/store/orders/${id}`, { method: 'DELETE', headers: { Authorization: `Bearer ${key}` } }).catch(() => null);
+        const res = await fetch(`${server.url}/v1/store/orders/${id}`, {
+          method: 'DELETE',
+          headers: { Authorization: `Bearer ${key}` },
+        }).catch(() => null);
         if (res === null) return;
         expect([204, 404, 503]).toContain(res.status);
         if (res.status !== 204) await res.json();
@@ -95,7 +104,9 @@ test('SIGTERM drains: in-flight requests complete, new connections are refused, 
   expect(stalled.received().length).toBeLessThan(30 * ORDERS);
   expect(server.stderr()).toContain('shutdown timeout reached');
   expect(answered).toBeGreaterThan(10);
-  process.stdout.write(`drain: ${answered} requests answered under load, ${slow.length} lists in flight at SIGTERM completed, exit 0 after ${exitedAfter} ms\n`);
+  process.stdout.write(
+    `drain: ${answered} requests answered under load, ${slow.length} lists in flight at SIGTERM completed, exit 0 after ${exitedAfter} ms\n`,
+  );
 }, 30_000);
 
 function dechunk(body: string): string {

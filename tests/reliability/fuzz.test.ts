@@ -58,8 +58,14 @@ afterAll(async () => {
 
 /** Everything a request could change: orders with their status, keys with their revocation. */
 function snapshot(): string {
-  const orders = state.prepare("SELECT group_concat(id || ':' || status, ',') AS s FROM (SELECT id, status FROM orders ORDER BY id)").get() as { s: string };
-  const keys = state.prepare("SELECT group_concat(name || ':' || coalesce(revoked_at, '-'), ',') AS s FROM (SELECT name, revoked_at FROM api_keys ORDER BY id)").get() as { s: string };
+  const orders = state
+    .prepare("SELECT group_concat(id || ':' || status, ',') AS s FROM (SELECT id, status FROM orders ORDER BY id)")
+    .get() as { s: string };
+  const keys = state
+    .prepare(
+      "SELECT group_concat(name || ':' || coalesce(revoked_at, '-'), ',') AS s FROM (SELECT name, revoked_at FROM api_keys ORDER BY id)",
+    )
+    .get() as { s: string };
   return `${orders.s}|${keys.s}`;
 }
 
@@ -83,10 +89,34 @@ const oddSegment = fc.oneof(
 // Paths built from the document's own templates, with their parameters filled in oddly.
 const templates = Object.keys(document.paths ?? {});
 const apiPath = fc.oneof(
-  { weight: 6, arbitrary: fc.tuple(fc.constantFrom(...templates), oddSegment).map(([template, value]) => `/v1${template.replace(/\{[^}]+\}/g, value)}`) },
-  { weight: 1, arbitrary: fc.tuple(fc.constantFrom(...templates), fc.constantFrom('/', '//', '/x', '?', '?a=1&a=2', '#f', '/..', ';x')).map(([t, tail]) => `/v1${t.replace(/\{[^}]+\}/g, '1')}${tail}`) },
+  {
+    weight: 6,
+    arbitrary: fc
+      .tuple(fc.constantFrom(...templates), oddSegment)
+      .map(([template, value]) => `/v1${template.replace(/\{[^}]+\}/g, value)}`),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(fc.constantFrom(...templates), fc.constantFrom('/', '//', '/x', '?', '?a=1&a=2', '#f', '/..', ';x'))
+      .map(([t, tail]) => `/v1${t.replace(/\{[^}]+\}/g, '1')}${tail}`),
+  },
   { weight: 1, arbitrary: fc.array(oddSegment, { maxLength: 4 }).map((parts) => `/v1/${parts.join('/')}`) },
-  { weight: 1, arbitrary: fc.constantFrom('/', '/v1', '/v1/', '/V1/store/orders', '/v2/store/orders', '/healthz', '/readyz', '/v1/openapi.json', '/changelog', '//v1/store/orders') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '/',
+      '/v1',
+      '/v1/',
+      '/V1/store/orders',
+      '/v2/store/orders',
+      '/healthz',
+      '/readyz',
+      '/v1/openapi.json',
+      '/changelog',
+      '//v1/store/orders',
+    ),
+  },
 );
 const method = fc.oneof(
   { weight: 12, arbitrary: fc.constantFrom('GET', 'DELETE') },
@@ -96,7 +126,21 @@ const method = fc.oneof(
 const latin1Text = (maxLength: number) => fc.string({ maxLength }).map((text) => text.replace(/[^\t\x20-\x7e]/g, ''));
 const authorization = fc.oneof(
   { weight: 4, arbitrary: fc.constantFrom('valid') },
-  { weight: 1, arbitrary: fc.constantFrom('Bearer', 'Bearer ', 'Basic dXNlcjpwYXNz', 'bearer VALID', 'BEARER VALID', 'Bearer  VALID', 'Bearer VALID x', 'Bearer pso_', 'Bearer REVOKED', 'VALID') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      'Bearer',
+      'Bearer ',
+      'Basic dXNlcjpwYXNz',
+      'bearer VALID',
+      'BEARER VALID',
+      'Bearer  VALID',
+      'Bearer VALID x',
+      'Bearer pso_',
+      'Bearer REVOKED',
+      'VALID',
+    ),
+  },
   { weight: 1, arbitrary: latin1Text(60).map((text) => `Bearer ${text}`) },
   { weight: 1, arbitrary: fc.integer({ min: 1000, max: 8000 }).map((n) => `Bearer ${'a'.repeat(n)}`) },
   { weight: 1, arbitrary: fc.constant(undefined) },
@@ -128,7 +172,8 @@ interface Answer {
 }
 
 function send(request: Generated): Promise<Answer> {
-  const auth = request.authorization === 'valid' ? `Bearer ${key}` : request.authorization?.replace('VALID', key).replace('REVOKED', 'pso_revoked');
+  const auth =
+    request.authorization === 'valid' ? `Bearer ${key}` : request.authorization?.replace('VALID', key).replace('REVOKED', 'pso_revoked');
   const headers: http.OutgoingHttpHeaders = { ...request.headers };
   if (auth !== undefined) headers.authorization = auth;
   // Framed explicitly: Node's client would send a HEAD's body unannounced, as a second request.
@@ -162,9 +207,11 @@ function checkAnswer(request: { method: string; path: string }, answer: Answer, 
   const where = `${request.method} ${request.path.slice(0, 200)} -> ${answer.status}`;
   if (answer.status >= 500) throw new Error(`${where}: a 5xx for a client's request: ${answer.text.slice(0, 300)}`);
   expect(answer.headers['x-content-type-options']).toBe('nosniff');
-  const operation = request.path.startsWith('/v1/') && request.path !== '/v1/openapi.json' ? operationOf(request.method, request.path) : undefined;
+  const operation =
+    request.path.startsWith('/v1/') && request.path !== '/v1/openapi.json' ? operationOf(request.method, request.path) : undefined;
   if (operation && ![408, 431].includes(answer.status) && !(answer.status === 400 && !answer.headers['x-request-id'])) {
-    if (!(String(answer.status) in (operation.responses ?? {}))) throw new Error(`${where}: status not declared for ${operation.operationId}`);
+    if (!(String(answer.status) in (operation.responses ?? {})))
+      throw new Error(`${where}: status not declared for ${operation.operationId}`);
   }
   const isHead = request.method.toUpperCase() === 'HEAD';
   if (answer.status >= 400) {
@@ -204,7 +251,9 @@ test('no generated request gets a 5xx, every answer conforms, and refused reques
 // spaces in the request line and headers, broken framing. Sent over a raw socket.
 const rawLine = fc.oneof(
   fc.tuple(method, fc.string({ unit: 'binary', maxLength: 30 })).map(([m, tail]) => `${m} /v1/store/orders/${tail} HTTP/1.1`),
-  fc.tuple(method, apiPath, fc.constantFrom('HTTP/1.1', 'HTTP/1.0', 'HTTP/2.0', 'HTTP/9', '', 'http/1.1')).map(([m, p, v]) => `${m} ${p} ${v}`.trim()),
+  fc
+    .tuple(method, apiPath, fc.constantFrom('HTTP/1.1', 'HTTP/1.0', 'HTTP/2.0', 'HTTP/9', '', 'http/1.1'))
+    .map(([m, p, v]) => `${m} ${p} ${v}`.trim()),
   fc.string({ unit: 'binary', maxLength: 60 }),
 );
 const rawHeaders = fc.array(
@@ -212,7 +261,15 @@ const rawHeaders = fc.array(
     fc.constant(`Authorization: Bearer VALID`),
     fc.string({ unit: 'binary', maxLength: 40 }).map((value) => `Authorization: ${value}`),
     fc.string({ unit: 'binary', maxLength: 40 }).map((value) => `X-${value}: 1`),
-    fc.constantFrom('Content-Length: -1', 'Content-Length: 1, 2', 'Transfer-Encoding: chunked', 'Transfer-Encoding: gzip', 'Host:', ': x', 'Content-Length: 99999999999999999999'),
+    fc.constantFrom(
+      'Content-Length: -1',
+      'Content-Length: 1, 2',
+      'Transfer-Encoding: chunked',
+      'Transfer-Encoding: gzip',
+      'Host:',
+      ': x',
+      'Content-Length: 99999999999999999999',
+    ),
   ),
   { maxLength: 5 },
 );
@@ -255,7 +312,12 @@ test('raw hostile bytes get a 4xx Error or a closed connection, never a 5xx or a
       const status = Number(/^HTTP\/1\.[01] (\d{3}) /.exec(text)?.[1]);
       if (!(status >= 100 && status < 500)) throw new Error(`${JSON.stringify(line)} ${JSON.stringify(lines)}: got ${text.slice(0, 200)}`);
       const head = text.slice(0, text.indexOf('\r\n\r\n'));
-      const headers = Object.fromEntries(head.split('\r\n').slice(1).map((h) => [h.slice(0, h.indexOf(':')).toLowerCase(), h.slice(h.indexOf(':') + 1).trim()]));
+      const headers = Object.fromEntries(
+        head
+          .split('\r\n')
+          .slice(1)
+          .map((h) => [h.slice(0, h.indexOf(':')).toLowerCase(), h.slice(h.indexOf(':') + 1).trim()]),
+      );
       const method = line.split(' ')[0] ?? '';
       checkAnswer({ method, path: line.split(' ')[1] ?? '' }, { status, headers, text: text.slice(text.indexOf('\r\n\r\n') + 4) }, before);
     }),

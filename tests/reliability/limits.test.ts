@@ -29,7 +29,14 @@ beforeAll(async () => {
   key = await addKey(store);
   await store.importOrders([order({ id: 1 }), order({ id: 2 })]);
   const sink = new Writable({ write: (chunk, _encoding, done) => ((logged += chunk.toString()), done()) });
-  server = await startServer({ store, logger: createLogger('info', sink), host: '127.0.0.1', port: 0, shutdownTimeoutMs: 1000, limits: LIMITS });
+  server = await startServer({
+    store,
+    logger: createLogger('info', sink),
+    host: '127.0.0.1',
+    port: 0,
+    shutdownTimeoutMs: 1000,
+    limits: LIMITS,
+  });
   port = Number(new URL(server.url).port);
 });
 afterAll(() => server.close());
@@ -60,13 +67,14 @@ function exchange(parts: Array<string | Buffer>, options: { pauseMs?: number; wa
     socket.on('data', (chunk) => (text += chunk.toString('latin1')));
     socket.on('close', () => finish(true));
     socket.on('error', (err: NodeJS.ErrnoException) => (err.code === 'ECONNRESET' || err.code === 'EPIPE' ? finish(true) : reject(err)));
-    socket.on('connect', async () => {
+    const sendParts = async (): Promise<void> => {
       for (const [i, part] of parts.entries()) {
         if (i > 0 && pauseMs > 0) await new Promise((r) => setTimeout(r, pauseMs));
         if (socket.destroyed) return;
         socket.write(part);
       }
-    });
+    };
+    socket.on('connect', () => void sendParts());
   });
 }
 

@@ -52,7 +52,7 @@ async function logPipe(): Promise<{ reader: LogReader; writeFd: number }> {
   started.push(child);
   let text = '';
   const waiters: Array<() => void> = [];
-  child.stdout!.on('data', (chunk: Buffer) => {
+  child.stdout.on('data', (chunk: Buffer) => {
     text += chunk.toString();
     for (const check of waiters.splice(0)) check();
   });
@@ -78,7 +78,12 @@ async function logPipe(): Promise<{ reader: LogReader; writeFd: number }> {
 }
 
 /** Runs the built bin with its stdout and stderr on `fd`, and closes this process's copy of it. */
-function runOnPipe(fd: number, args: string[], env: NodeJS.ProcessEnv = {}, input?: string): { child: ChildProcess; exited: Promise<{ code: number | null; afterMs: () => number }> } {
+function runOnPipe(
+  fd: number,
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  input?: string,
+): { child: ChildProcess; exited: Promise<{ code: number | null; afterMs: () => number }> } {
   const child = spawn(process.execPath, [BIN, ...args], {
     env: cliEnv({ LOG_LEVEL: 'info', PETSTORE_SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_MS), ...env }),
     stdio: [input === undefined ? 'ignore' : 'pipe', fd, fd],

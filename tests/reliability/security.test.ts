@@ -28,7 +28,13 @@ async function everyKindOfResponse(app: Parameters<typeof request>[0], withKey: 
   const named = async (name: string, res: Promise<request.Response>): Promise<[string, request.Response]> => [name, await res];
   return [
     ['GET /v1/store/orders', list],
-    await named('GET /v1/store/orders (304)', request(app).get('/v1/store/orders').set(auth).set('If-None-Match', list.headers.etag as string)),
+    await named(
+      'GET /v1/store/orders (304)',
+      request(app)
+        .get('/v1/store/orders')
+        .set(auth)
+        .set('If-None-Match', list.headers.etag as string),
+    ),
     await named('DELETE /v1/store/orders/1', request(app).delete('/v1/store/orders/1').set(auth)),
     await named('DELETE /v1/store/orders/2', request(app).delete('/v1/store/orders/2').set(auth)),
     await named('DELETE /v1/store/orders/99', request(app).delete('/v1/store/orders/99').set(auth)),

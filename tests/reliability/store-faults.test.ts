@@ -121,7 +121,7 @@ if (!root) process.stdout.write('store-faults: not root, so the full-disk test i
     const filler = path.join(mount, 'filler');
     const fd = fs.openSync(filler, 'w');
     try {
-      for (const chunk = Buffer.alloc(64 * 1024); ; ) fs.writeSync(fd, chunk);
+      for (const chunk = Buffer.alloc(64 * 1024); ;) fs.writeSync(fd, chunk);
     } catch (err) {
       expect((err as NodeJS.ErrnoException).code).toBe('ENOSPC');
     } finally {

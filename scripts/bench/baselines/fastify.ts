@@ -7,20 +7,18 @@ import { UNAUTHORIZED, args, notFound, openBaselineStore, ready, shipped } from 
 
 const { db, port } = args();
 const store = openBaselineStore(db);
-const spec = parse(fs.readFileSync(path.join(__dirname, '../../../../spec/openapi.yaml'), 'utf8'));
+const spec = parse(fs.readFileSync(path.join(__dirname, '../../../../spec/openapi.yaml'), 'utf8')) as {
+  components: { schemas: Record<string, object> };
+};
 const order = spec.components.schemas.Order;
 const error = spec.components.schemas.Error;
 const app = Fastify({ logger: false });
 
 app.get('/healthz', async () => ({ status: 'ok' }));
-app.get(
-  '/v1/store/orders',
-  { schema: { response: { 200: { type: 'array', items: order }, 401: error } } },
-  async (req, reply) => {
-    if (!store.authorized(req.headers.authorization)) return reply.code(401).header('WWW-Authenticate', 'Bearer').send(UNAUTHORIZED);
-    return store.listOrders();
-  },
-);
+app.get('/v1/store/orders', { schema: { response: { 200: { type: 'array', items: order }, 401: error } } }, async (req, reply) => {
+  if (!store.authorized(req.headers.authorization)) return reply.code(401).header('WWW-Authenticate', 'Bearer').send(UNAUTHORIZED);
+  return store.listOrders();
+});
 app.delete<{ Params: { orderId: string } }>(
   '/v1/store/orders/:orderId',
   { schema: { response: { 401: error, 404: error, 409: error } } },
@@ -34,4 +32,4 @@ app.delete<{ Params: { orderId: string } }>(
   },
 );
 
-app.listen({ port, host: '127.0.0.1' }).then(() => ready(port));
+void app.listen({ port, host: '127.0.0.1' }).then(() => ready(port));

@@ -17,7 +17,8 @@ http
     if (req.method === 'GET' && url === '/healthz') return json(res, 200, { status: 'ok' });
     const cancel = /^\/v1\/store\/orders\/(-?\d+)$/.exec(url);
     const list = url === '/v1/store/orders';
-    if (!((list && req.method === 'GET') || (cancel && req.method === 'DELETE'))) return json(res, 404, { code: 'not_found', message: 'No operation exists at this path', status: 404 });
+    if (!((list && req.method === 'GET') || (cancel && req.method === 'DELETE')))
+      return json(res, 404, { code: 'not_found', message: 'No operation exists at this path', status: 404 });
     if (!store.authorized(req.headers.authorization)) return json(res, 401, UNAUTHORIZED, { 'WWW-Authenticate': 'Bearer' });
     if (list) return json(res, 200, store.listOrders());
     const id = Number(cancel![1]);

@@ -24,9 +24,7 @@ export function openBaselineStore(file: string) {
   const db = new Database(file, { timeout: 5000 });
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
-  const list = db.prepare<[], Row>(
-    `SELECT id, pet_id, quantity, ship_date, complete FROM orders WHERE status <> 'cancelled' ORDER BY id`,
-  );
+  const list = db.prepare<[], Row>(`SELECT id, pet_id, quantity, ship_date, complete FROM orders WHERE status <> 'cancelled' ORDER BY id`);
   const findKey = db.prepare<[string], { name: string }>('SELECT name FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL');
   const cancel = db.prepare(`UPDATE orders SET status = 'cancelled', cancelled_at = ? WHERE id = ? AND status = 'pending'`);
   const bump = db.prepare('UPDATE store_meta SET revision = revision + 1');

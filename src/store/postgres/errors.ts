@@ -9,7 +9,8 @@ import { StoreUnavailableError } from '../../errors';
 const UNAVAILABLE_STATE = /^(08|53|57P0[1-5]$|57014$|55P03$|40001$|40P01$)/;
 
 /** Errors raised by the driver or the socket when the server is unreachable or went away. */
-const UNAVAILABLE_MESSAGE = /Connection terminated|timeout exceeded when trying to connect|not queryable|Connection refused|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|Cannot use a pool after calling end/i;
+const UNAVAILABLE_MESSAGE =
+  /Connection terminated|timeout exceeded when trying to connect|not queryable|Connection refused|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|Cannot use a pool after calling end/i;
 
 /** The SQLSTATE of a PostgreSQL error, or undefined. */
 export function sqlState(err: unknown): string | undefined {
@@ -22,8 +23,13 @@ export function translatePg(err: unknown): unknown {
   if (err instanceof StoreUnavailableError) return err;
   const state = sqlState(err);
   const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
-  if ((state !== undefined && UNAVAILABLE_STATE.test(state)) || (typeof code === 'string' && UNAVAILABLE_MESSAGE.test(code)) || (typeof message === 'string' && UNAVAILABLE_MESSAGE.test(message))) {
-    return new StoreUnavailableError(`${state ?? String(code ?? 'connection')}: ${String(message)}`, { cause: err });
+  if (
+    (state !== undefined && UNAVAILABLE_STATE.test(state)) ||
+    (typeof code === 'string' && UNAVAILABLE_MESSAGE.test(code)) ||
+    (typeof message === 'string' && UNAVAILABLE_MESSAGE.test(message))
+  ) {
+    const label = state ?? (typeof code === 'string' ? code : 'connection');
+    return new StoreUnavailableError(`${label}: ${typeof message === 'string' ? message : 'unreachable'}`, { cause: err });
   }
   return err;
 }

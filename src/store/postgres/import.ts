@@ -115,10 +115,9 @@ async function publish(client: PoolClient, count: number, now: string): Promise<
   const { rows } = await client.query<{ id: number | null }>('SELECT max(id) AS id FROM orders');
   const largest = rows[0]?.id ?? 0;
   const free = Number.MAX_SAFE_INTEGER - largest;
-  const unassigned = await client.query<{ idx: number }>(
-    'SELECT idx FROM import_staging WHERE id IS NULL ORDER BY idx OFFSET $1 LIMIT 1',
-    [free],
-  );
+  const unassigned = await client.query<{ idx: number }>('SELECT idx FROM import_staging WHERE id IS NULL ORDER BY idx OFFSET $1 LIMIT 1', [
+    free,
+  ]);
   if (unassigned.rows[0]) {
     throw new ImportConflictError(unassigned.rows[0].idx, 'id', 'id cannot be assigned: no larger id is free; give this record an id');
   }

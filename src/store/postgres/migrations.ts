@@ -110,5 +110,9 @@ async function refuseIfViolated(client: PoolClient, migration: Migration): Promi
   const count = Number(rows[0]?.n ?? 0);
   if (count === 0) return;
   const ids = await client.query<{ id: number }>(`${violationsSql} LIMIT ${REFUSAL_IDS}`);
-  throw new MigrationRefusedError(migration, ids.rows.map((row) => Number(row.id)), count);
+  throw new MigrationRefusedError(
+    migration,
+    ids.rows.map((row) => Number(row.id)),
+    count,
+  );
 }

@@ -32,8 +32,10 @@ export interface PostgresStoreOptions {
 // BIGINT columns hold ids and quantities that CHECK constraints keep within ±(2^53 − 1), so
 // they are exact as JavaScript numbers; pg would otherwise return them as strings.
 export const PG_TYPES = {
-  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === pg.types.builtins.INT8 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+  getTypeParser: ((oid: number, format?: 'text' | 'binary'): unknown =>
+    oid === (pg.types.builtins.INT8 as number)
+      ? (value: string) => Number(value)
+      : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
 const LIST_SQL = `SELECT id, pet_id, quantity, ship_date, CASE WHEN complete THEN 1 ELSE 0 END AS complete

@@ -48,7 +48,15 @@ async function stage(db: Database.Database, records: Iterable<ImportRecord> | As
   try {
     for await (const record of records) {
       try {
-        insert.run(index, record.id ?? null, record.petId, record.quantity, record.shipDate, record.complete ? 1 : 0, record.status ?? 'pending');
+        insert.run(
+          index,
+          record.id ?? null,
+          record.petId,
+          record.quantity,
+          record.shipDate,
+          record.complete ? 1 : 0,
+          record.status ?? 'pending',
+        );
       } catch (err) {
         if (sqliteCode(err) === 'SQLITE_CONSTRAINT_UNIQUE' && record.id !== undefined) {
           const first = firstWithId.get(record.id)!.idx;

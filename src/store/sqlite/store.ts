@@ -120,13 +120,9 @@ class SqliteStore implements Store {
       status: db.prepare<[number], { status: OrderStatus }>('SELECT status FROM orders WHERE id = ?'),
       cancel: db.prepare(`UPDATE orders SET status = 'cancelled', cancelled_at = ? WHERE id = ? AND status = 'pending'`),
       ship: db.prepare(`UPDATE orders SET status = 'shipped', shipped_at = ? WHERE id = ? AND status = 'pending'`),
-      petExists: db.prepare<[number], { one: number }>(
-        `SELECT 1 AS one FROM orders WHERE pet_id = ? AND status <> 'cancelled' LIMIT 1`,
-      ),
+      petExists: db.prepare<[number], { one: number }>(`SELECT 1 AS one FROM orders WHERE pet_id = ? AND status <> 'cancelled' LIMIT 1`),
       createKey: db.prepare('INSERT INTO api_keys (name, key_hash, created_at) VALUES (?, ?, ?)'),
-      listKeys: db.prepare<[], KeyInfo>(
-        'SELECT name, created_at AS createdAt, revoked_at AS revokedAt FROM api_keys ORDER BY id',
-      ),
+      listKeys: db.prepare<[], KeyInfo>('SELECT name, created_at AS createdAt, revoked_at AS revokedAt FROM api_keys ORDER BY id'),
       revokeKey: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL'),
       findKey: db.prepare<[string], { name: string }>('SELECT name FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL'),
       touch: db.prepare('UPDATE store_meta SET revision = revision'),
@@ -193,8 +189,6 @@ class SqliteStore implements Store {
       return this.cancels.submit(id);
     });
   }
-
-
 
   async shipOrder(id: number): Promise<ShipOutcome> {
     return this.write(() =>
