@@ -1,27 +1,20 @@
 import request from 'supertest';
 import { createApp } from '../src/app';
 import type { OperationId } from '../src/contract/types';
-import type { Store } from '../src/store';
 import { expectConforms } from './helpers/contract';
-import { storeKinds } from './helpers/stores';
+import { eachStore } from './helpers/store-suite';
 import { addKey, order } from './helpers/store';
 
-describe.each(storeKinds())('$name store', (kind) => {
-  beforeAll(() => kind.setUp());
-  afterAll(() => kind.tearDown());
-
-  let store: Store;
+eachStore((s) => {
   let key: string;
   let revoked: string;
 
   beforeEach(async () => {
-    ({ store } = await kind.open());
-    key = await addKey(store, 'live');
-    revoked = await addKey(store, 'gone');
-    await store.revokeKey('gone');
-    await store.importOrders([order({ id: 1, petId: 10 })]);
+    key = await addKey(s.store, 'live');
+    revoked = await addKey(s.store, 'gone');
+    await s.store.revokeKey('gone');
+    await s.store.importOrders([order({ id: 1, petId: 10 })]);
   });
-  afterEach(() => store.close());
 
   const operations: Array<[OperationId, 'get' | 'delete', string]> = [
     ['listOrders', 'get', '/v1/store/orders'],
@@ -42,7 +35,7 @@ describe.each(storeKinds())('$name store', (kind) => {
 
   describe.each(operations)('%s', (operationId, method, path) => {
     test.each(refused)('when %s, it returns 401 with a Bearer challenge', async (_case, header, challenge) => {
-      const app = await createApp({ store });
+      const app = await createApp({ store: s.store });
       const value = header();
       const req = request(app)[method](path);
       if (value !== undefined) req.set('Authorization', value);
@@ -56,7 +49,7 @@ describe.each(storeKinds())('$name store', (kind) => {
     });
 
     test.each([['Bearer'], ['bearer'], ['BEARER'], ['bEaReR']])('when the scheme is written %s, the key is accepted', async (scheme) => {
-      const res = await request(await createApp({ store }))
+      const res = await request(await createApp({ store: s.store }))
         [method](path)
         .set('Authorization', `${scheme} ${key}`);
 
@@ -65,7 +58,7 @@ describe.each(storeKinds())('$name store', (kind) => {
   });
 
   test('a 401 for a revoked key is identical to one for a key that never existed', async () => {
-    const app = await createApp({ store });
+    const app = await createApp({ store: s.store });
 
     const [gone, unknown] = await Promise.all([
       request(app).get('/v1/store/orders').set('Authorization', `Bearer ${revoked}`),
@@ -77,17 +70,17 @@ describe.each(storeKinds())('$name store', (kind) => {
   });
 
   test('a key revoked while the app runs is refused on the very next request', async () => {
-    const app = await createApp({ store });
+    const app = await createApp({ store: s.store });
     await request(app).get('/v1/store/orders').set('Authorization', `Bearer ${key}`).expect(200);
 
-    await store.revokeKey('live');
+    await s.store.revokeKey('live');
     const res = await request(app).get('/v1/store/orders').set('Authorization', `Bearer ${key}`);
 
     expect(res.status).toBe(401);
   });
 
   test('the key is checked before the order id, so a bad id without a key is a 401', async () => {
-    const res = await request(await createApp({ store })).delete('/v1/store/orders/abc');
+    const res = await request(await createApp({ store: s.store })).delete('/v1/store/orders/abc');
 
     expect(res.status).toBe(401);
   });

@@ -213,20 +213,32 @@ describe('serve', () => {
 
   test('a request in flight when SIGINT arrives still completes', async () => {
     const key = cli(['--db', db, 'keys', 'create', '--name', 'ci']).stdout.trim();
+    const records = Array.from({ length: 5000 }, (_, i) => ({
+      id: i + 1,
+      petId: 1,
+      quantity: 1,
+      shipDate: '2026-12-01T10:00:00Z',
+      complete: false,
+    }));
+    expect(cli(['--db', db, 'orders', 'import', '-'], { input: JSON.stringify(records) }).status).toBe(0);
     const server = await serve(db);
 
-    const inFlight = fetch(`${server.url}/v1/store/orders`, { headers: { Authorization: `Bearer ${key}` } });
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    // The response has begun (its head has arrived), so the request is in flight: a list of five
+    // chunks, streamed, whose body is read only after the signal.
+    const res = await fetch(`${server.url}/v1/store/orders`, {
+      headers: { Authorization: `Bearer ${key}`, 'Accept-Encoding': 'identity' },
+    });
     server.child.kill('SIGINT');
-    const res = await inFlight;
+    const body = (await res.json()) as unknown[];
 
     expect(res.status).toBe(200);
+    expect(body).toHaveLength(5000);
     await expect(server.exited).resolves.toBe(0);
   });
 
   test('--demo seeds an empty store and prints a key and a curl line that work; later runs print no key', async () => {
     const first = await serve(db, ['--demo']);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await first.printed('API reference', 'stdout');
     const curl = /curl -i -H 'Authorization: Bearer (pso_[^']+)' (\S+)/.exec(first.stdout());
 
     expect(curl).not.toBeNull();
@@ -237,7 +249,7 @@ describe('serve', () => {
     await first.exited;
 
     const second = await serve(db, ['--demo']);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await second.printed('API reference', 'stdout');
     second.child.kill('SIGTERM');
     await second.exited;
     expect(second.stdout()).not.toContain('pso_');

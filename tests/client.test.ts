@@ -1,30 +1,20 @@
 import { OrdersApiError, createOrdersClient, type OrdersClient } from '../src/client';
-import type { Store } from '../src/store';
 import { listen } from './helpers/app';
-import { storeKinds } from './helpers/stores';
-import { addKey, order } from './helpers/store';
+import { eachStore } from './helpers/store-suite';
+import { order } from './helpers/store';
 
-describe.each(storeKinds())('$name store', (kind) => {
-  beforeAll(() => kind.setUp());
-  afterAll(() => kind.tearDown());
-
-  let store: Store;
+eachStore((s) => {
   let server: Awaited<ReturnType<typeof listen>>;
   let client: OrdersClient;
 
   beforeEach(async () => {
-    ({ store } = await kind.open());
-    const key = await addKey(store);
-    server = await listen({ store });
-    client = createOrdersClient({ baseUrl: server.url, apiKey: key });
+    server = await listen({ store: s.store });
+    client = createOrdersClient({ baseUrl: server.url, apiKey: s.key });
   });
-  afterEach(async () => {
-    await server.close();
-    await store.close();
-  });
+  afterEach(() => server.close());
 
   test('a consumer lists orders, cancels one, and sees it gone, through the typed client', async () => {
-    await store.importOrders([order({ id: 1, petId: 11 }), order({ id: 2, petId: 22 })]);
+    await s.store.importOrders([order({ id: 1, petId: 11 }), order({ id: 2, petId: 22 })]);
 
     const before = await client.listOrders();
     await client.cancelOrder(1);
@@ -36,7 +26,7 @@ describe.each(storeKinds())('$name store', (kind) => {
   });
 
   test('a consumer revalidates the list with its ETag and is told it has not changed', async () => {
-    await store.importOrders([order({ id: 1 })]);
+    await s.store.importOrders([order({ id: 1 })]);
 
     const first = await client.listOrders();
     const again = await client.listOrders({ ifNoneMatch: first.etag! });
@@ -46,7 +36,7 @@ describe.each(storeKinds())('$name store', (kind) => {
   });
 
   test('a consumer gets the typed Error object when an order has shipped', async () => {
-    await store.importOrders([order({ id: 3, status: 'shipped' })]);
+    await s.store.importOrders([order({ id: 3, status: 'shipped' })]);
 
     const failure = await client.cancelOrder(3).catch((err: unknown) => err);
 
@@ -67,7 +57,7 @@ describe.each(storeKinds())('$name store', (kind) => {
   });
 
   test('a consumer reads a pet through the deprecated operation and sees its sunset', async () => {
-    await store.importOrders([order({ id: 1, petId: 11 })]);
+    await s.store.importOrders([order({ id: 1, petId: 11 })]);
 
     const { pet, deprecation } = await client.getPetById(11);
 

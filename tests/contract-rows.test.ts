@@ -3,11 +3,11 @@ import request from 'supertest';
 import { createApp } from '../src/app';
 import { createLogger } from '../src/logger';
 import { createMetrics } from '../src/metrics';
-import type { Store } from '../src/store';
 import { listen } from './helpers/app';
 import { expectConforms } from './helpers/contract';
-import { addKey, order } from './helpers/store';
-import { storeKinds, type RawOrderRow, type TestStore } from './helpers/stores';
+import { order } from './helpers/store';
+import { eachStore } from './helpers/store-suite';
+import type { RawOrderRow } from './helpers/stores';
 
 // Nothing the contract cannot serve reaches a client: the stores refuse such rows, and the list
 // checks every item it streams in case one got in anyway (an old release, a careless data fix).
@@ -22,20 +22,7 @@ const row = (overrides: Partial<RawOrderRow> = {}): RawOrderRow => ({
   ...overrides,
 });
 
-describe.each(storeKinds())('$name store', (kind) => {
-  beforeAll(() => kind.setUp());
-  afterAll(() => kind.tearDown());
-
-  let t: TestStore;
-  let store: Store;
-  let auth: { Authorization: string };
-  beforeEach(async () => {
-    t = await kind.open();
-    store = t.store;
-    auth = { Authorization: `Bearer ${await addKey(store)}` };
-  });
-  afterEach(() => store.close());
-
+eachStore((s) => {
   describe('a second writer cannot store an order the contract could not serve', () => {
     const refused: Array<[string, Partial<RawOrderRow>, RegExp]> = [
       ...NOT_DATE_TIMES.map((shipDate): [string, Partial<RawOrderRow>, RegExp] => [
@@ -50,17 +37,17 @@ describe.each(storeKinds())('$name store', (kind) => {
     test.each(refused)('%s is refused', async (_case, overrides, constraint) => {
       // Matched by message: better-sqlite3's errors come from the realm that first loaded it, so
       // in a jest worker they need not be instances of this file's Error.
-      await expect(t.insertRow(row(overrides))).rejects.toMatchObject({ message: expect.stringMatching(constraint) });
+      await expect(s.fresh.insertRow(row(overrides))).rejects.toMatchObject({ message: expect.stringMatching(constraint) });
 
-      expect(await t.rows()).toEqual([]);
+      expect(await s.fresh.rows()).toEqual([]);
     });
 
     test('a valid row from the same writer is accepted, and listed as it was written', async () => {
-      await t.insertRow(row({ id: 7, shipDate: '2026-11-20T10:00:00.5+05:30' }));
+      await s.fresh.insertRow(row({ id: 7, shipDate: '2026-11-20T10:00:00.5+05:30' }));
 
-      const res = await request(await createApp({ store }))
+      const res = await request(await createApp({ store: s.store }))
         .get('/v1/store/orders')
-        .set(auth);
+        .set(s.auth);
 
       expect(res.body).toEqual([{ id: 7, petId: 10, quantity: 1, shipDate: '2026-11-20T10:00:00.5+05:30', complete: false }]);
     });
@@ -68,13 +55,17 @@ describe.each(storeKinds())('$name store', (kind) => {
 
   describe('an order that got in with the checks off never reaches a client in a complete list', () => {
     test.each(NOT_DATE_TIMES)('shipDate %s in the first chunk: a logged 500 Error, counted as a violation', async (shipDate) => {
-      await store.importOrders([order({ id: 1 }), order({ id: 2 })]);
-      await t.insertRow(row({ id: 3, shipDate }), { checksOff: true });
+      await s.store.importOrders([order({ id: 1 }), order({ id: 2 })]);
+      await s.fresh.insertRow(row({ id: 3, shipDate }), { checksOff: true });
       const lines: string[] = [];
       const metrics = createMetrics();
-      const app = await createApp({ store, metrics, logger: createLogger('error', { write: (line: string) => lines.push(line) }) });
+      const app = await createApp({
+        store: s.store,
+        metrics,
+        logger: createLogger('error', { write: (line: string) => lines.push(line) }),
+      });
 
-      const res = await request(app).get('/v1/store/orders').set(auth);
+      const res = await request(app).get('/v1/store/orders').set(s.auth);
 
       expect(res.status).toBe(500);
       expect(res.body).toEqual({ code: 'internal_error', message: expect.any(String), status: 500 });
@@ -96,13 +87,13 @@ describe.each(storeKinds())('$name store', (kind) => {
     test.each(NOT_DATE_TIMES.flatMap((shipDate) => ['identity', 'gzip', 'br'].map((coding) => [shipDate, coding])))(
       'shipDate %s after the first chunk (%s): the connection is cut, logged and counted',
       async (shipDate, coding) => {
-        await store.importOrders(Array.from({ length: 30 }, (_, i) => order({ id: i + 1 })));
-        await t.insertRow(row({ id: 31, shipDate }), { checksOff: true });
-        await store.importOrders(Array.from({ length: 10 }, (_, i) => order({ id: 32 + i })));
+        await s.store.importOrders(Array.from({ length: 30 }, (_, i) => order({ id: i + 1 })));
+        await s.fresh.insertRow(row({ id: 31, shipDate }), { checksOff: true });
+        await s.store.importOrders(Array.from({ length: 10 }, (_, i) => order({ id: 32 + i })));
         const lines: string[] = [];
         const metrics = createMetrics();
         const server = await listen({
-          store,
+          store: s.store,
           metrics,
           listChunkItems: 8,
           logger: createLogger('error', { write: (line: string) => lines.push(line) }),
@@ -110,7 +101,7 @@ describe.each(storeKinds())('$name store', (kind) => {
 
         const res = await new Promise<{ status?: number; complete: boolean }>((resolve) => {
           http
-            .get(`${server.url}/v1/store/orders`, { headers: { ...auth, 'Accept-Encoding': coding } }, (response) => {
+            .get(`${server.url}/v1/store/orders`, { headers: { ...s.auth, 'Accept-Encoding': coding } }, (response) => {
               let complete = false;
               response.resume();
               response.on('end', () => (complete = true));

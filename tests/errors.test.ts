@@ -1,24 +1,12 @@
 import request from 'supertest';
 import { createApp } from '../src/app';
-import type { Store } from '../src/store';
 import { expectConforms } from './helpers/contract';
 import { createLogger } from '../src/logger';
-import { storeKinds } from './helpers/stores';
-import { addKey, order } from './helpers/store';
+import { eachStore } from './helpers/store-suite';
+import { order } from './helpers/store';
 
-describe.each(storeKinds())('$name store', (kind) => {
-  beforeAll(() => kind.setUp());
-  afterAll(() => kind.tearDown());
-
-  let store: Store;
-  let auth: { Authorization: string };
-
-  beforeEach(async () => {
-    ({ store } = await kind.open());
-    auth = { Authorization: `Bearer ${await addKey(store)}` };
-    await store.importOrders([order({ id: 1 })]);
-  });
-  afterEach(() => store.close());
+eachStore((s) => {
+  beforeEach(() => s.store.importOrders([order({ id: 1 })]));
 
   test.each([
     ['a path outside /v1', 'get', '/store/orders'],
@@ -27,9 +15,9 @@ describe.each(storeKinds())('$name store', (kind) => {
     ['a deeper path than any operation', 'delete', '/v1/store/orders/1/items'],
     ['a path that only starts like /v1', 'get', '/v1x/store/orders'],
   ] as const)('%s gets a 404 Error', async (_case, method, path) => {
-    const res = await request(await createApp({ store }))
+    const res = await request(await createApp({ store: s.store }))
       [method](path)
-      .set(auth);
+      .set(s.auth);
 
     expect(res.status).toBe(404);
     expect(res.body).toEqual({ code: 'not_found', message: 'No operation exists at this path', status: 404 });
@@ -44,9 +32,9 @@ describe.each(storeKinds())('$name store', (kind) => {
     ['DELETE', '/v1/pets/1', 'GET, HEAD'],
     ['OPTIONS', '/v1/store/orders', 'GET, HEAD'],
   ])('%s %s gets a 405 Error with Allow: %s', async (method, path, allow) => {
-    const res = await request(await createApp({ store }))
+    const res = await request(await createApp({ store: s.store }))
       [method.toLowerCase() as 'post'](path)
-      .set(auth);
+      .set(s.auth);
 
     expect(res.status).toBe(405);
     expect(res.headers.allow).toBe(allow);
@@ -60,9 +48,9 @@ describe.each(storeKinds())('$name store', (kind) => {
     ['an invalid UTF-8 sequence', '/v1/store/orders/%E0%A4%A'],
     ['a broken escape outside /v1', '/%C0'],
   ])('a path with %s gets a 400 Error, not a crash', async (_case, path) => {
-    const res = await request(await createApp({ store }))
+    const res = await request(await createApp({ store: s.store }))
       .delete(path)
-      .set(auth);
+      .set(s.auth);
 
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('invalid_request');
@@ -70,10 +58,10 @@ describe.each(storeKinds())('$name store', (kind) => {
   });
 
   test('no response names the framework', async () => {
-    const app = await createApp({ store });
+    const app = await createApp({ store: s.store });
 
     for (const res of [
-      await request(app).get('/v1/store/orders').set(auth),
+      await request(app).get('/v1/store/orders').set(s.auth),
       await request(app).get('/nowhere'),
       await request(app).get('/v1/store/orders'),
     ]) {
@@ -93,12 +81,12 @@ describe.each(storeKinds())('$name store', (kind) => {
       const lines: string[] = [];
       const logger = createLogger('error', { write: (line: string) => lines.push(line) });
       const app = await createApp({
-        store,
+        store: s.store,
         logger,
         handlers: { listOrders: async () => ({ status: 200, body: body as never }) },
       });
 
-      const res = await request(app).get('/v1/store/orders').set(auth);
+      const res = await request(app).get('/v1/store/orders').set(s.auth);
 
       expect(res.status).toBe(500);
       expect(res.body).toEqual({ code: 'internal_error', message: 'Internal server error', status: 500 });
@@ -109,22 +97,22 @@ describe.each(storeKinds())('$name store', (kind) => {
 
     test('a status the operation does not declare is never sent', async () => {
       const app = await createApp({
-        store,
+        store: s.store,
         handlers: { cancelOrder: async () => ({ status: 200 }) as never },
       });
 
-      const res = await request(app).delete('/v1/store/orders/1').set(auth);
+      const res = await request(app).delete('/v1/store/orders/1').set(s.auth);
 
       expect(res.status).toBe(500);
     });
 
     test('a body on a 204 is never sent', async () => {
       const app = await createApp({
-        store,
+        store: s.store,
         handlers: { cancelOrder: async () => ({ status: 204, body: { ok: true } }) as never },
       });
 
-      const res = await request(app).delete('/v1/store/orders/1').set(auth);
+      const res = await request(app).delete('/v1/store/orders/1').set(s.auth);
 
       expect(res.status).toBe(500);
     });
@@ -132,7 +120,7 @@ describe.each(storeKinds())('$name store', (kind) => {
 
   test('a handler that throws gets a generic 500 with no internal message', async () => {
     const app = await createApp({
-      store,
+      store: s.store,
       handlers: {
         listOrders: async () => {
           throw new Error('SELECT * FROM secret_table failed');
@@ -140,7 +128,7 @@ describe.each(storeKinds())('$name store', (kind) => {
       },
     });
 
-    const res = await request(app).get('/v1/store/orders').set(auth);
+    const res = await request(app).get('/v1/store/orders').set(s.auth);
 
     expect(res.status).toBe(500);
     expect(res.text).not.toContain('secret_table');
@@ -148,10 +136,10 @@ describe.each(storeKinds())('$name store', (kind) => {
   });
 
   test('when the store is closed, requests get a 503 Error instead of a crash', async () => {
-    const app = await createApp({ store });
-    await store.close();
+    const app = await createApp({ store: s.store });
+    await s.store.close();
 
-    const res = await request(app).get('/v1/store/orders').set(auth);
+    const res = await request(app).get('/v1/store/orders').set(s.auth);
 
     expect(res.status).toBe(503);
     expect(res.body.code).toBe('service_unavailable');
@@ -159,11 +147,11 @@ describe.each(storeKinds())('$name store', (kind) => {
   });
 
   test('an X-Request-Id from the client is echoed, and one is made up when absent', async () => {
-    const app = await createApp({ store });
+    const app = await createApp({ store: s.store });
 
-    const given = await request(app).get('/v1/store/orders').set(auth).set('X-Request-Id', 'abc-123');
-    const made = await request(app).get('/v1/store/orders').set(auth);
-    const hostile = await request(app).get('/v1/store/orders').set(auth).set('X-Request-Id', 'a b\tc');
+    const given = await request(app).get('/v1/store/orders').set(s.auth).set('X-Request-Id', 'abc-123');
+    const made = await request(app).get('/v1/store/orders').set(s.auth);
+    const hostile = await request(app).get('/v1/store/orders').set(s.auth).set('X-Request-Id', 'a b\tc');
 
     expect(given.headers['x-request-id']).toBe('abc-123');
     expect(made.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);

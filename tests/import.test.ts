@@ -1,18 +1,10 @@
 import { loadDocument } from '../src/contract/document';
 import { ImportError, compileImportValidator, importOrders } from '../src/orders';
-import type { Store } from '../src/store';
-import { storeKinds, type StoredRow } from './helpers/stores';
+import { eachStore } from './helpers/store-suite';
 
 const validate = compileImportValidator(loadDocument());
 
-describe.each(storeKinds())('$name store', (kind) => {
-  let store: Store;
-  let rows: () => Promise<StoredRow[]>;
-  beforeAll(() => kind.setUp());
-  afterAll(() => kind.tearDown());
-  beforeEach(async () => ({ store, rows } = await kind.open()));
-  afterEach(() => store.close());
-
+eachStore((s) => {
   const good = { petId: 1, quantity: 1, shipDate: '2026-12-01T10:00:00Z', complete: false };
 
   test('valid records are all imported, with ids assigned where absent and statuses kept', async () => {
@@ -22,10 +14,10 @@ describe.each(storeKinds())('$name store', (kind) => {
       { ...good, id: -4, status: 'pending' },
     ]);
 
-    const count = await importOrders(store, validate, text);
+    const count = await importOrders(s.store, validate, text);
 
     expect(count).toBe(3);
-    expect((await rows()).map((r) => [r.id, r.status])).toEqual([
+    expect((await s.rows()).map((r) => [r.id, r.status])).toEqual([
       [-4, 'pending'],
       [10, 'pending'],
       [11, 'shipped'],
@@ -33,7 +25,7 @@ describe.each(storeKinds())('$name store', (kind) => {
   });
 
   test('an empty array imports nothing and succeeds', async () => {
-    await expect(importOrders(store, validate, '[]')).resolves.toBe(0);
+    await expect(importOrders(s.store, validate, '[]')).resolves.toBe(0);
   });
 
   test.each([
@@ -53,11 +45,11 @@ describe.each(storeKinds())('$name store', (kind) => {
   ])('when %s, the import names the record and field and writes nothing', async (_case, bad, message) => {
     const text = JSON.stringify([{ ...good, id: 1 }, bad, { ...good, id: 3 }]);
 
-    const attempt = importOrders(store, validate, text);
+    const attempt = importOrders(s.store, validate, text);
 
     await expect(attempt).rejects.toThrow(ImportError);
     await expect(attempt).rejects.toThrow(message);
-    expect(await rows()).toEqual([]);
+    expect(await s.rows()).toEqual([]);
   });
 
   test.each([
@@ -72,15 +64,15 @@ describe.each(storeKinds())('$name store', (kind) => {
       'record 1: id 7 repeats the id of record 0',
     ],
   ])('when %s, the import fails clearly and writes nothing', async (_case, text, message) => {
-    await expect(importOrders(store, validate, text)).rejects.toThrow(message);
-    expect(await rows()).toEqual([]);
+    await expect(importOrders(s.store, validate, text)).rejects.toThrow(message);
+    expect(await s.rows()).toEqual([]);
   });
 
   test('a record whose id is already in the store fails the whole import', async () => {
-    await importOrders(store, validate, JSON.stringify([{ ...good, id: 7 }]));
+    await importOrders(s.store, validate, JSON.stringify([{ ...good, id: 7 }]));
 
     const attempt = importOrders(
-      store,
+      s.store,
       validate,
       JSON.stringify([
         { ...good, id: 8 },
@@ -89,24 +81,24 @@ describe.each(storeKinds())('$name store', (kind) => {
     );
 
     await expect(attempt).rejects.toThrow('record 1: id 7 is already taken by an existing order');
-    expect((await rows()).map((r) => r.id)).toEqual([7]);
+    expect((await s.rows()).map((r) => r.id)).toEqual([7]);
   });
 
   test('a record without an id fails clearly when no larger id is free, naming the first such record', async () => {
     const text = JSON.stringify([{ ...good, id: 9007199254740990 }, good, good]);
 
-    const attempt = importOrders(store, validate, text);
+    const attempt = importOrders(s.store, validate, text);
 
     await expect(attempt).rejects.toThrow('record 2: id cannot be assigned: no larger id is free; give this record an id');
-    expect(await rows()).toEqual([]);
+    expect(await s.rows()).toEqual([]);
   });
 
   test('records without an id get the ids after the largest one, in file order, never one the file uses', async () => {
-    await importOrders(store, validate, JSON.stringify([{ ...good, id: 3 }]));
+    await importOrders(s.store, validate, JSON.stringify([{ ...good, id: 3 }]));
 
-    await importOrders(store, validate, JSON.stringify([good, { ...good, id: 10 }, good]));
+    await importOrders(s.store, validate, JSON.stringify([good, { ...good, id: 10 }, good]));
 
-    expect((await rows()).map((r) => r.id)).toEqual([3, 10, 11, 12]);
+    expect((await s.rows()).map((r) => r.id)).toEqual([3, 10, 11, 12]);
   });
 
   test('a stream that breaks off mid-record fails the import and writes nothing', async () => {
@@ -115,14 +107,14 @@ describe.each(storeKinds())('$name store', (kind) => {
       { ...good, id: 2 },
     ]).slice(0, -20);
 
-    await expect(importOrders(store, validate, text)).rejects.toThrow('the file is not valid JSON');
-    expect(await rows()).toEqual([]);
+    await expect(importOrders(s.store, validate, text)).rejects.toThrow('the file is not valid JSON');
+    expect(await s.rows()).toEqual([]);
   });
 
   test('progress is reported after every record', async () => {
     const seen: number[] = [];
 
-    await importOrders(store, validate, JSON.stringify([good, good, good]), (n) => seen.push(n));
+    await importOrders(s.store, validate, JSON.stringify([good, good, good]), (n) => seen.push(n));
 
     expect(seen).toEqual([1, 2, 3]);
   });

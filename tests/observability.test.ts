@@ -4,9 +4,11 @@ import { Writable } from 'node:stream';
 import request from 'supertest';
 import { createApp } from '../src/app';
 import { createLogger } from '../src/logger';
+import { createMetrics, type Metrics } from '../src/metrics';
 import { startServer } from '../src/server';
 import type { Store } from '../src/store';
 import { addKey, freshStore, order, tempDir } from './helpers/store';
+import { until } from './helpers/wait';
 
 const tmp = tempDir();
 afterAll(tmp.cleanup);
@@ -34,18 +36,27 @@ function sink(): { stream: Writable; lines: () => Array<Record<string, unknown>>
   };
 }
 
-const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+/**
+ * Waits until `count` requests have been recorded: the request log line is written right after the
+ * request is counted, when its response closes, which can be after the client has read it.
+ */
+async function recorded(metrics: Metrics, count: number): Promise<void> {
+  const counter = metrics.registry.getSingleMetric('petstore_http_requests_total')!;
+  const total = async () => (await counter.get()).values.reduce((sum, { value }) => sum + value, 0);
+  await until(async () => (await total()) >= count, `${count} requests are recorded`);
+}
 
 describe('request logs', () => {
   test('one JSON line per request: request id, operationId, status and duration, and never a header', async () => {
     const logs = sink();
-    const app = await createApp({ store, logger: createLogger('info', logs.stream) });
+    const metrics = createMetrics();
+    const app = await createApp({ store, metrics, logger: createLogger('info', logs.stream) });
 
     const list = await request(app).get('/v1/store/orders').set('Authorization', `Bearer ${key}`).set('X-Request-Id', 'trace-42');
     await request(app).delete('/v1/store/orders/99').set('Authorization', `Bearer ${key}`);
     await request(app).get('/v1/nowhere');
     await request(app).get('/healthz');
-    await settle();
+    await recorded(metrics, 4);
 
     expect(list.headers['x-request-id']).toBe('trace-42');
     const requests = logs.lines().filter((line) => line.msg === 'request');
@@ -62,7 +73,9 @@ describe('request logs', () => {
 
   test('LOG_LEVEL filters them: at warn, requests are not logged but failures are', async () => {
     const logs = sink();
+    const metrics = createMetrics();
     const app = await createApp({
+      metrics,
       store: new Proxy(store, {
         get: (target, name) => (name === 'cancelOrder' ? () => Promise.reject(new Error('boom')) : Reflect.get(target, name)),
       }),
@@ -71,7 +84,7 @@ describe('request logs', () => {
 
     await request(app).get('/v1/store/orders').set('Authorization', `Bearer ${key}`);
     await request(app).delete('/v1/store/orders/1').set('Authorization', `Bearer ${key}`);
-    await settle();
+    await recorded(metrics, 2);
 
     expect(logs.lines().map((line) => line.msg)).toEqual(['request failed']);
     expect((logs.lines()[0]!.err as { stack: string }).stack).toContain('boom');
@@ -95,11 +108,12 @@ describe('request logs', () => {
 
 describe('GET /metrics', () => {
   test('counts requests and their durations by operationId, method and status, in Prometheus text', async () => {
-    const app = await createApp({ store });
+    const metrics = createMetrics();
+    const app = await createApp({ store, metrics });
     await request(app).get('/v1/store/orders').set('Authorization', `Bearer ${key}`);
     await request(app).get('/v1/store/orders').set('Authorization', `Bearer ${key}`);
     await request(app).get('/v1/store/orders');
-    await settle();
+    await recorded(metrics, 3);
 
     const res = await request(app).get('/metrics');
 

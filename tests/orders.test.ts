@@ -1,31 +1,17 @@
 import request from 'supertest';
 import { createApp } from '../src/app';
 import type { Order } from '../src/contract/types';
-import type { Store } from '../src/store';
 import { listen } from './helpers/app';
 import { expectConforms } from './helpers/contract';
-import { storeKinds, type StoredRow } from './helpers/stores';
-import { addKey, order } from './helpers/store';
+import { eachStore } from './helpers/store-suite';
+import { order } from './helpers/store';
 
-describe.each(storeKinds())('$name store', (kind) => {
-  beforeAll(() => kind.setUp());
-  afterAll(() => kind.tearDown());
-
-  let store: Store;
-  let rows: () => Promise<StoredRow[]>;
-  let auth: { Authorization: string };
-
-  beforeEach(async () => {
-    ({ store, rows } = await kind.open());
-    auth = { Authorization: `Bearer ${await addKey(store)}` };
-  });
-  afterEach(() => store.close());
-
+eachStore((s) => {
   describe('listOrders', () => {
     test('when the store is empty, it returns an empty array', async () => {
-      const res = await request(await createApp({ store }))
+      const res = await request(await createApp({ store: s.store }))
         .get('/v1/store/orders')
-        .set(auth);
+        .set(s.auth);
 
       expect(res.status).toBe(200);
       expect(res.text).toBe('[]');
@@ -33,15 +19,15 @@ describe.each(storeKinds())('$name store', (kind) => {
     });
 
     test('it returns every order with exactly the five spec fields, ordered by id', async () => {
-      await store.importOrders([
+      await s.store.importOrders([
         order({ id: 7, petId: 70, quantity: 2, shipDate: '2026-01-02T03:04:05+02:00', complete: true }),
         order({ id: -3, petId: -9007199254740991, quantity: 9007199254740991 }),
         order({ id: 9007199254740991, status: 'shipped' }),
       ]);
 
-      const res = await request(await createApp({ store }))
+      const res = await request(await createApp({ store: s.store }))
         .get('/v1/store/orders')
-        .set(auth);
+        .set(s.auth);
 
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toBe('application/json');
@@ -56,21 +42,21 @@ describe.each(storeKinds())('$name store', (kind) => {
     });
 
     test('a cancelled order no longer appears in the list', async () => {
-      await store.importOrders([order({ id: 1 }), order({ id: 2 })]);
-      const app = await createApp({ store });
+      await s.store.importOrders([order({ id: 1 }), order({ id: 2 })]);
+      const app = await createApp({ store: s.store });
 
-      await request(app).delete('/v1/store/orders/1').set(auth).expect(204);
-      const res = await request(app).get('/v1/store/orders').set(auth);
+      await request(app).delete('/v1/store/orders/1').set(s.auth).expect(204);
+      const res = await request(app).get('/v1/store/orders').set(s.auth);
 
       expect(res.body.map((o: Order) => o.id)).toEqual([2]);
     });
 
     test('HEAD answers like GET without a body', async () => {
-      await store.importOrders([order({ id: 1 })]);
+      await s.store.importOrders([order({ id: 1 })]);
 
-      const res = await request(await createApp({ store }))
+      const res = await request(await createApp({ store: s.store }))
         .head('/v1/store/orders')
-        .set(auth);
+        .set(s.auth);
 
       expect(res.status).toBe(200);
       expect(res.text).toBeUndefined();
@@ -79,11 +65,11 @@ describe.each(storeKinds())('$name store', (kind) => {
   });
 
   test('query parameters an operation does not declare are ignored', async () => {
-    await store.importOrders([order({ id: 1 }), order({ id: 2 })]);
-    const app = await createApp({ store });
+    await s.store.importOrders([order({ id: 1 }), order({ id: 2 })]);
+    const app = await createApp({ store: s.store });
 
-    const list = await request(app).get('/v1/store/orders?_=1700000000&a=1&a=2').set(auth);
-    const cancel = await request(app).delete('/v1/store/orders/1?force=true').set(auth);
+    const list = await request(app).get('/v1/store/orders?_=1700000000&a=1&a=2').set(s.auth);
+    const cancel = await request(app).delete('/v1/store/orders/1?force=true').set(s.auth);
 
     expect(list.status).toBe(200);
     expect((list.body as Order[]).map((o) => o.id)).toEqual([1, 2]);
@@ -92,27 +78,27 @@ describe.each(storeKinds())('$name store', (kind) => {
 
   describe('cancelOrder', () => {
     test('when the order is pending, cancel returns 204 with no body and records the cancellation', async () => {
-      await store.importOrders([order({ id: 5 }), order({ id: 6 })]);
+      await s.store.importOrders([order({ id: 5 }), order({ id: 6 })]);
 
-      const res = await request(await createApp({ store }))
+      const res = await request(await createApp({ store: s.store }))
         .delete('/v1/store/orders/5')
-        .set(auth);
+        .set(s.auth);
 
       expect(res.status).toBe(204);
       expect(res.text).toBe('');
       await expectConforms(res, 'cancelOrder');
-      const [five, six] = await rows();
+      const [five, six] = await s.rows();
       expect(five).toMatchObject({ id: 5, status: 'cancelled' });
       expect(Date.parse(five!.cancelled_at!)).not.toBeNaN();
       expect(six).toMatchObject({ id: 6, status: 'pending', cancelled_at: null });
     });
 
     test('when the order has shipped, cancel returns 409 and leaves it shipped', async () => {
-      await store.importOrders([order({ id: 5, status: 'shipped' })]);
+      await s.store.importOrders([order({ id: 5, status: 'shipped' })]);
 
-      const res = await request(await createApp({ store }))
+      const res = await request(await createApp({ store: s.store }))
         .delete('/v1/store/orders/5')
-        .set(auth);
+        .set(s.auth);
 
       expect(res.status).toBe(409);
       expect(res.body).toEqual({
@@ -121,19 +107,19 @@ describe.each(storeKinds())('$name store', (kind) => {
         status: 409,
       });
       await expectConforms(res, 'cancelOrder');
-      expect(await rows()).toEqual([expect.objectContaining({ id: 5, status: 'shipped', cancelled_at: null })]);
+      expect(await s.rows()).toEqual([expect.objectContaining({ id: 5, status: 'shipped', cancelled_at: null })]);
     });
 
     test.each([
       ['never existed', 404, false],
       ['was already cancelled', 5, true],
     ])('when the order %s, cancel returns 404', async (_case, id, cancelledFirst) => {
-      await store.importOrders([order({ id: 5 })]);
-      if (cancelledFirst) await store.cancelOrder(5);
+      await s.store.importOrders([order({ id: 5 })]);
+      if (cancelledFirst) await s.store.cancelOrder(5);
 
-      const res = await request(await createApp({ store }))
+      const res = await request(await createApp({ store: s.store }))
         .delete(`/v1/store/orders/${id}`)
-        .set(auth);
+        .set(s.auth);
 
       expect(res.status).toBe(404);
       expect(res.body.code).toBe('order_not_found');
@@ -157,18 +143,18 @@ describe.each(storeKinds())('$name store', (kind) => {
       ['an encoded slash', '5%2F6'],
       ['unicode digits', '%D9%A5'],
     ])('when orderId is %s, cancel returns 400 and touches nothing', async (_case, raw) => {
-      await store.importOrders([order({ id: 5 }), order({ id: 9007199254740991 })]);
-      const before = await rows();
+      await s.store.importOrders([order({ id: 5 }), order({ id: 9007199254740991 })]);
+      const before = await s.rows();
 
-      const res = await request(await createApp({ store }))
+      const res = await request(await createApp({ store: s.store }))
         .delete(`/v1/store/orders/${raw}`)
-        .set(auth);
+        .set(s.auth);
 
       expect(res.status).toBe(400);
       expect(res.body.code).toBe('invalid_request');
       expect(res.body.message).toContain('orderId');
       await expectConforms(res, 'cancelOrder');
-      expect(await rows()).toEqual(before);
+      expect(await s.rows()).toEqual(before);
     });
 
     test.each([
@@ -177,30 +163,30 @@ describe.each(storeKinds())('$name store', (kind) => {
       ['zero', '0', 0],
       ['a percent-encoded digit', '%35', 5],
     ])('when orderId is %s, cancel accepts it', async (_case, raw, id) => {
-      await store.importOrders([order({ id })]);
+      await s.store.importOrders([order({ id })]);
 
-      const res = await request(await createApp({ store }))
+      const res = await request(await createApp({ store: s.store }))
         .delete(`/v1/store/orders/${raw}`)
-        .set(auth);
+        .set(s.auth);
 
       expect(res.status).toBe(204);
-      expect((await rows())[0]).toMatchObject({ id, status: 'cancelled' });
+      expect((await s.rows())[0]).toMatchObject({ id, status: 'cancelled' });
     });
 
     test('when many clients cancel the same order at once, exactly one gets 204 and the rest 404', async () => {
-      await store.importOrders([order({ id: 1 })]);
-      const server = await listen({ store });
+      await s.store.importOrders([order({ id: 1 })]);
+      const server = await listen({ store: s.store });
 
       const statuses = await Promise.all(
         Array.from({ length: 25 }, () =>
-          fetch(`${server.url}/v1/store/orders/1`, { method: 'DELETE', headers: auth }).then((r) => r.status),
+          fetch(`${server.url}/v1/store/orders/1`, { method: 'DELETE', headers: s.auth }).then((r) => r.status),
         ),
       );
       await server.close();
 
       expect(statuses.filter((s) => s === 204)).toHaveLength(1);
       expect(statuses.filter((s) => s === 404)).toHaveLength(24);
-      expect(await rows()).toEqual([expect.objectContaining({ id: 1, status: 'cancelled' })]);
+      expect(await s.rows()).toEqual([expect.objectContaining({ id: 1, status: 'cancelled' })]);
     });
   });
 });

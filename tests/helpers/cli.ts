@@ -31,6 +31,29 @@ export interface Served {
   stdout: () => string;
   stderr: () => string;
   exited: Promise<number | null>;
+  /** Resolves once the process has printed `pattern` on stdout or stderr; rejects if it exits first. */
+  printed: (pattern: string | RegExp, stream?: 'stdout' | 'stderr') => Promise<void>;
+}
+
+/** Resolves once `text()` matches `pattern`, checked on every chunk `source` emits; rejects if `child` exits first. */
+function whenPrinted(child: ChildProcess, source: NodeJS.ReadableStream, text: () => string, pattern: string | RegExp): Promise<void> {
+  const matches = (): boolean => (typeof pattern === 'string' ? text().includes(pattern) : pattern.test(text()));
+  if (matches()) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const check = (): void => {
+      if (!matches()) return;
+      source.off('data', check);
+      child.off('exit', exited);
+      resolve();
+    };
+    const exited = (): void => {
+      source.off('data', check);
+      if (matches()) resolve();
+      else reject(new Error(`the process exited before printing ${String(pattern)}:\n${text()}`));
+    };
+    source.on('data', check);
+    child.once('exit', exited);
+  });
 }
 
 /** Starts `serve` on an ephemeral port, with `--db` and extra serve flags, and waits until it listens. */
@@ -56,5 +79,13 @@ export async function serve(db: string, flags: string[] = [], env: NodeJS.Proces
     child.stderr.on('data', check);
     child.on('exit', () => reject(new Error(`serve exited: ${err}`)));
   });
-  return { child, url, stdout: () => out, stderr: () => err, exited };
+  return {
+    child,
+    url,
+    stdout: () => out,
+    stderr: () => err,
+    exited,
+    printed: (pattern, stream = 'stderr') =>
+      stream === 'stdout' ? whenPrinted(child, child.stdout, () => out, pattern) : whenPrinted(child, child.stderr, () => err, pattern),
+  };
 }

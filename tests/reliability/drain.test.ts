@@ -2,6 +2,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { cli, serve } from '../helpers/cli';
 import { tempDir } from '../helpers/store';
+import { until } from '../helpers/wait';
 
 // SIGTERM under load: what was received completes, nothing new is accepted, idle keep-alive
 // connections close at once, a stalled client is cut at the drain timeout, and the exit is 0.
@@ -68,14 +69,14 @@ test('SIGTERM drains: in-flight requests complete, new connections are refused, 
       }
     }),
   );
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  await until(() => answered >= 20, 'the load is under way');
   const signalled = Date.now();
   server.child.kill('SIGTERM');
   stop = true;
   await load;
 
-  // New connections are refused once the server has stopped listening.
-  await new Promise((resolve) => setTimeout(resolve, 150));
+  // New connections are refused once the server has stopped listening, which it does as it logs this.
+  await server.printed('"msg":"shutting down"');
   const refused = await new Promise<string>((resolve) => {
     const probe = net.connect(Number(new URL(server.url).port), '127.0.0.1');
     probe.on('connect', () => (probe.destroy(), resolve('connected')));
