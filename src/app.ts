@@ -55,7 +55,7 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
   app.disable('etag');
 
   // Everything that is not one of the endpoints below goes to the contract's dispatcher.
-  const dispatchContract = async (req: Request, res: Response): Promise<void> => {
+  const dispatchContract = async (req: Request, res: Response, body?: Buffer): Promise<void> => {
     const rawPath = req.path;
     if (!decodable(rawPath)) {
       throw new ApiError('invalid_request', 'The request path contains malformed percent-encoding');
@@ -67,6 +67,7 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
       query: queryIndex === -1 ? '' : req.originalUrl.slice(queryIndex + 1),
       headers: req.headers,
       requestId: res.locals.requestId as string,
+      body,
     };
     // The request log and the metrics read the operationId the dispatcher matched.
     res.locals.routed = routed;
@@ -74,9 +75,9 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
   };
 
   // API requests, the hot path, go straight to the dispatcher instead of past every route below.
-  const route = (req: Request, res: Response, next: NextFunction): Promise<void> | void => {
+  const route = (req: Request, res: Response, next: NextFunction, body?: Buffer): Promise<void> | void => {
     const { path: rawPath } = req;
-    if (rawPath.startsWith('/v1/') && rawPath !== '/v1/openapi.json') return dispatchContract(req, res);
+    if (rawPath.startsWith('/v1/') && rawPath !== '/v1/openapi.json') return dispatchContract(req, res, body);
     next();
   };
 
@@ -89,16 +90,16 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
     // Responses carry orders and keyed answers; no cache may keep them. A client that keeps a
     // list itself can still revalidate it with If-None-Match.
     res.setHeader('Cache-Control', 'no-store');
-    // No v1 operation takes a body. One over the limit is refused before anything else happens;
-    // one within it is read (and ignored) before the request is answered.
+    // A body over the limit is refused before anything else happens; one within it is read whole
+    // before the request is routed, and the dispatcher parses it for an operation that declares one.
     const declared = req.headers['content-length'];
     if (declared !== undefined && Number(declared) > maxBodyBytes) return sendReply(res, errorReply(bodyTooLarge(maxBodyBytes)));
     if ((declared === undefined || declared === '0') && req.headers['transfer-encoding'] === undefined) {
       return route(req, res, next);
     }
     return readBody(req, maxBodyBytes).then((outcome) => {
-      if (outcome === 'ok') return route(req, res, next);
       if (outcome === 'too_large') sendReply(res, errorReply(bodyTooLarge(maxBodyBytes)));
+      else if (outcome !== 'aborted') return route(req, res, next, outcome);
     });
   });
 
@@ -155,7 +156,7 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
     res.end(text);
   });
 
-  app.use(dispatchContract);
+  app.use((req: Request, res: Response) => dispatchContract(req, res));
 
   // The one place where anything thrown outside a handler becomes an Error response.
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
@@ -203,22 +204,27 @@ function bodyTooLarge(limit: number): ApiError {
 }
 
 /**
- * Reads a request body and ignores it, so that a request is whole before it is answered.
- * `too_large` as soon as it passes the limit; `aborted` if the client went away first.
+ * Reads a request body whole, so that a request is complete before it is answered: the body's
+ * bytes, `too_large` as soon as it passes the limit, or `aborted` if the client went away first.
  */
-function readBody(req: Request, limit: number): Promise<'ok' | 'too_large' | 'aborted'> {
+function readBody(req: Request, limit: number): Promise<Buffer | 'too_large' | 'aborted'> {
   return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
     let received = 0;
     const onData = (chunk: Buffer): void => {
       received += chunk.length;
-      if (received <= limit) return;
+      if (received <= limit) {
+        chunks.push(chunk);
+        return;
+      }
       req.off('data', onData);
       req.pause();
       resolve('too_large');
     };
+    const whole = (): void => resolve(Buffer.concat(chunks, received));
     req.on('data', onData);
-    req.once('end', () => resolve('ok'));
-    req.once('close', () => resolve(req.complete ? 'ok' : 'aborted'));
+    req.once('end', whole);
+    req.once('close', () => (req.complete ? whole() : resolve('aborted')));
     req.once('error', () => resolve('aborted'));
   });
 }

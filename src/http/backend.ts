@@ -42,6 +42,8 @@ export interface RoutedRequest {
   query: string;
   headers: IncomingMessage['headers'];
   requestId: string;
+  /** The request body's bytes, when there were any; parsed only for an operation that declares a body. */
+  body?: Buffer | undefined;
   /** Set by the dispatcher once routing has matched an operation. */
   operationId?: string;
 }
@@ -89,6 +91,7 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
           return await handlers[operationId]({
             params: c.request.params as Record<string, string>,
             headers: request.headers,
+            body: c.request.requestBody as unknown,
             keyName,
           });
         } catch (err) {
@@ -192,17 +195,47 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
   const arrayItems = compileArrayItems(api.getOperations(), contractAjv);
 
   return async (request, res) => {
-    await api.handleRequest(
-      {
-        method: request.method === 'HEAD' ? 'GET' : request.method,
-        path: request.path,
-        query: request.query,
-        headers: request.headers as Record<string, string | string[]>,
-      },
-      request,
-      res,
-    );
+    const method = request.method === 'HEAD' ? 'GET' : request.method;
+    const headers = request.headers as Record<string, string | string[]>;
+    let body: unknown;
+    if (request.body !== undefined && request.body.length > 0) {
+      // Only a request that carries a body pays for routing it twice.
+      const operation = router.matchOperation({ method, path: request.path, headers });
+      try {
+        body = requestBodyOf(operation, request);
+      } catch (err) {
+        request.operationId = operation?.operationId;
+        sendReply(res, failure({ operation } as Context, request, err));
+        return;
+      }
+    }
+    await api.handleRequest({ method, path: request.path, query: request.query, headers, body }, request, res);
   };
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * The body an operation gets: parsed JSON when it declares an `application/json` body and the
+ * request is JSON (415 when it is another media type, 400 when it does not parse); nothing for an
+ * operation that declares no body, which ignores one as v1 always has.
+ */
+function requestBodyOf(operation: Operation | undefined, request: RoutedRequest): unknown {
+  const declared = (operation?.requestBody as OpenAPIV3.RequestBodyObject | undefined)?.content;
+  if (declared === undefined || request.body === undefined) return undefined;
+  const mediaType = String(request.headers['content-type'] ?? '')
+    .split(';')[0]!
+    .trim()
+    .toLowerCase();
+  if (!Object.keys(declared).some((type) => type.toLowerCase() === mediaType)) {
+    throw new ApiError('invalid_request', `The request body must be ${Object.keys(declared).join(' or ')}`, {}, 415);
+  }
+  if (mediaType !== 'application/json') return request.body.toString('utf8');
+  try {
+    return JSON.parse(utf8.decode(request.body)) as unknown;
+  } catch {
+    throw new ApiError('invalid_request', 'The request body is not valid JSON');
+  }
 }
 
 /** A message for a request that failed validation, naming the parameter. */
@@ -214,8 +247,13 @@ function validationMessage(c: Context): string {
     const raw = value ?? '';
     if (parseId(raw) === undefined) return idProblem(parameter.name, raw);
   }
+  const requestBody = c.operation?.requestBody as OpenAPIV3.RequestBodyObject | undefined;
+  if (requestBody?.required && c.request.requestBody === undefined) return 'The request body is required';
   const first = c.validation?.errors?.[0];
-  return first ? describeAjvError(first).replace(/^(path|query|header)\./, '') : 'The request is malformed';
+  if (!first) return 'The request is malformed';
+  return describeAjvError(first)
+    .replace(/^(path|query|header)\./, '')
+    .replace(/^requestBody\b/, 'body');
 }
 
 /** The methods a path answers to, for the `Allow` header of a 405. */

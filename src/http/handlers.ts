@@ -11,6 +11,8 @@ export interface HandlerContext {
   readonly params: Readonly<Record<string, string | undefined>>;
   /** Request headers, names in lower case. */
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** The request body, parsed and validated against the operation's schema; undefined when it declares none. */
+  readonly body: unknown;
   /** The name of the API key that authenticated the request. */
   readonly keyName: string;
 }
