@@ -77,3 +77,31 @@ test('an operation added to the spec without a handler breaks the typecheck, nam
   expect(status).not.toBe(0);
   expect(output).toContain('getInventory');
 }, 60000);
+
+test.each([
+  ['a path parameter cancelOrder does not declare', 'const id = path.orderId;', 'const id = path.petId;', 'petId'],
+  [
+    'a query parameter listOrders does not declare',
+    'const etag = await store.listEtag();',
+    'const etag = await store.listEtag(); void query.status;',
+    'status',
+  ],
+])(
+  'a handler that reads %s fails the typecheck, naming it',
+  (_case, from, to, name) => {
+    const dir = projectWithSpec(`reads-${name}`, (spec) => spec);
+    const handlers = path.join(dir, 'src', 'http', 'handlers.ts');
+    const source = fs.readFileSync(handlers, 'utf8');
+    expect(source).toContain(from);
+    fs.writeFileSync(
+      handlers,
+      source.replace(from, to).replace('listOrders: async ({ headers })', 'listOrders: async ({ headers, query })'),
+    );
+
+    const { status, output } = typecheck(dir);
+
+    expect(status).not.toBe(0);
+    expect(output).toContain(name);
+  },
+  60000,
+);

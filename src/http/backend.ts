@@ -8,11 +8,11 @@ import type { OperationId } from '../contract/types';
 import { responseProblem } from '../contract/conformance';
 import { createContractAjv, customizeAjv, describeAjvError } from '../contract/validation';
 import { ApiError, toApiError } from '../errors';
-import { idProblem, parseId } from '../ids';
 import { hashKey, parseBearer } from '../keys';
 import type { Logger } from '../logger';
 import type { Store } from '../store';
-import type { OperationHandlers } from './handlers';
+import type { HandlerContext, OperationHandlers } from './handlers';
+import { compileInputReader, type InputReader } from './inputs';
 import { negotiateCoding } from './encoding';
 import { errorReply, sendReply, type Reply } from './reply';
 import { CompiledRouter } from './router';
@@ -88,12 +88,17 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
       async (c: Context, request: RoutedRequest): Promise<Reply> => {
         try {
           const { keyName } = c.security?.bearerAuth as { keyName: string };
-          return await handlers[operationId]({
-            params: c.request.params as Record<string, string>,
+          const read = inputReaders.get(operationId);
+          if (read === undefined) throw new Error(`no input reader for ${operationId}`);
+          const inputs = read({
+            params: c.request.params as Record<string, unknown>,
+            query: c.request.query as Record<string, unknown>,
             headers: request.headers,
-            body: c.request.requestBody as unknown,
-            keyName,
           });
+          // The context's parts are typed per operation in OperationHandler; here, where every
+          // operation meets, they are the converted values the reader built from the document.
+          const handle = handlers[operationId] as (context: HandlerContext<OperationId>) => Promise<Reply>;
+          return await handle({ ...inputs, body: c.request.requestBody as never, keyName } as unknown as HandlerContext<OperationId>);
         } catch (err) {
           return failure(c, request, err);
         }
@@ -118,7 +123,8 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
       return errorReply(new ApiError('unauthorized', undefined, { 'WWW-Authenticate': challenge }));
     },
 
-    validationFail: (c: Context) => errorReply(new ApiError('invalid_request', validationMessage(c))),
+    validationFail: (c: Context, request: RoutedRequest) =>
+      errorReply(new ApiError('invalid_request', validationMessage(c, request, inputReaders.get(c.operation?.operationId)))),
 
     notImplemented: (c: Context, request: RoutedRequest) =>
       failure(c, request, new Error(`no handler is registered for ${c.operation?.operationId}`)),
@@ -193,6 +199,7 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
   api.validator.router = router;
   assertEveryOperationHandled(api, handlers);
   const arrayItems = compileArrayItems(api.getOperations(), contractAjv);
+  const inputReaders = new Map(api.getOperations().map((operation) => [operation.operationId, compileInputReader(operation)]));
 
   return async (request, res) => {
     const method = request.method === 'HEAD' ? 'GET' : request.method;
@@ -238,14 +245,20 @@ function requestBodyOf(operation: Operation | undefined, request: RoutedRequest)
   }
 }
 
-/** A message for a request that failed validation, naming the parameter. */
-function validationMessage(c: Context): string {
-  for (const parameter of (c.operation?.parameters ?? []) as OpenAPIV3.ParameterObject[]) {
-    const schema = parameter.schema as OpenAPIV3.SchemaObject | undefined;
-    if (parameter.in !== 'path' || schema?.type !== 'integer') continue;
-    const value = (c.request.params as Record<string, string | undefined>)[parameter.name];
-    const raw = value ?? '';
-    if (parseId(raw) === undefined) return idProblem(parameter.name, raw);
+/**
+ * A message for a request that failed validation, naming the parameter: the input reader's, when a
+ * parameter breaks its type's strict rule (`05` for an id), else the validator's first error.
+ */
+function validationMessage(c: Context, request: RoutedRequest, read: InputReader | undefined): string {
+  try {
+    read?.({
+      params: c.request.params as Record<string, unknown>,
+      query: c.request.query as Record<string, unknown>,
+      headers: request.headers,
+    });
+  } catch (err) {
+    if (err instanceof ApiError) return err.message;
+    throw err;
   }
   const requestBody = c.operation?.requestBody as OpenAPIV3.RequestBodyObject | undefined;
   if (requestBody?.required && c.request.requestBody === undefined) return 'The request body is required';
