@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { cli, serve } from './helpers/cli';
+import { cli, serve, seedWithCli } from './helpers/cli';
 import { rowsOf, tempDir } from './helpers/store';
 
 const tmp = tempDir();
@@ -212,15 +212,7 @@ describe('serve', () => {
   });
 
   test('a request in flight when SIGINT arrives still completes', async () => {
-    const key = cli(['--db', db, 'keys', 'create', '--name', 'ci']).stdout.trim();
-    const records = Array.from({ length: 5000 }, (_, i) => ({
-      id: i + 1,
-      petId: 1,
-      quantity: 1,
-      shipDate: '2026-12-01T10:00:00Z',
-      complete: false,
-    }));
-    expect(cli(['--db', db, 'orders', 'import', '-'], { input: JSON.stringify(records) }).status).toBe(0);
+    const key = seedWithCli(db, 'ci', 5000);
     const server = await serve(db);
 
     // The response has begun (its head has arrived), so the request is in flight: a list of five

@@ -1,9 +1,8 @@
-import http from 'node:http';
 import request from 'supertest';
 import { createApp } from '../src/app';
 import { createLogger } from '../src/logger';
-import { createMetrics } from '../src/metrics';
-import { listen } from './helpers/app';
+import { createMetrics, type Metrics } from '../src/metrics';
+import { listen, readToEnd } from './helpers/app';
 import { expectConforms } from './helpers/contract';
 import { order } from './helpers/store';
 import { eachStore } from './helpers/store-suite';
@@ -12,6 +11,22 @@ import type { RawOrderRow } from './helpers/stores';
 // Nothing the contract cannot serve reaches a client: the stores refuse such rows, and the list
 // checks every item it streams in case one got in anyway (an old release, a careless data fix).
 const NOT_DATE_TIMES = ['2026-13-45T99:99:99Z', '2026-11-20T10:00:00', '2026-02-30T10:00:00Z'];
+
+/** The one error line and the one count a stopped reply leaves: what happened, to which order, why. */
+async function expectViolation(lines: string[], metrics: Metrics, outcome: string, itemId: number): Promise<void> {
+  const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+  expect(logged).toEqual([
+    expect.objectContaining({
+      msg: `response violates the contract; ${outcome}`,
+      operationId: 'listOrders',
+      itemId,
+      problem: expect.stringMatching(/shipDate must match format "date-time"/),
+    }),
+  ]);
+  expect(await metrics.registry.getSingleMetricAsString('petstore_contract_violations_total')).toContain(
+    'petstore_contract_violations_total{operation="listOrders"} 1',
+  );
+}
 
 const row = (overrides: Partial<RawOrderRow> = {}): RawOrderRow => ({
   id: 1,
@@ -70,18 +85,7 @@ eachStore((s) => {
       expect(res.status).toBe(500);
       expect(res.body).toEqual({ code: 'internal_error', message: expect.any(String), status: 500 });
       await expectConforms(res, 'listOrders');
-      const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
-      expect(logged).toEqual([
-        expect.objectContaining({
-          msg: 'response violates the contract; sending 500 instead',
-          operationId: 'listOrders',
-          itemId: 3,
-          problem: expect.stringMatching(/shipDate must match format "date-time"/),
-        }),
-      ]);
-      expect(await metrics.registry.getSingleMetricAsString('petstore_contract_violations_total')).toContain(
-        'petstore_contract_violations_total{operation="listOrders"} 1',
-      );
+      await expectViolation(lines, metrics, 'sending 500 instead', 3);
     });
 
     test.each(NOT_DATE_TIMES.flatMap((shipDate) => ['identity', 'gzip', 'br'].map((coding) => [shipDate, coding])))(
@@ -99,35 +103,14 @@ eachStore((s) => {
           logger: createLogger('error', { write: (line: string) => lines.push(line) }),
         });
 
-        const res = await new Promise<{ status?: number; complete: boolean }>((resolve) => {
-          http
-            .get(`${server.url}/v1/store/orders`, { headers: { ...s.auth, 'Accept-Encoding': coding } }, (response) => {
-              let complete = false;
-              response.resume();
-              response.on('end', () => (complete = true));
-              response.on('error', () => undefined);
-              response.on('close', () => resolve({ status: response.statusCode!, complete }));
-            })
-            .on('error', () => resolve({ complete: false }));
-        });
+        const res = await readToEnd(`${server.url}/v1/store/orders`, { ...s.auth, 'Accept-Encoding': coding });
         await server.close();
 
         // With compression the status line may still sit in the compressor when the connection is
         // cut; either way the body never completes.
         expect(res.complete).toBe(false);
         expect([200, undefined]).toContain(res.status);
-        const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
-        expect(logged).toEqual([
-          expect.objectContaining({
-            msg: 'response violates the contract; connection closed',
-            operationId: 'listOrders',
-            itemId: 31,
-            problem: expect.stringMatching(/shipDate must match format "date-time"/),
-          }),
-        ]);
-        expect(await metrics.registry.getSingleMetricAsString('petstore_contract_violations_total')).toContain(
-          'petstore_contract_violations_total{operation="listOrders"} 1',
-        );
+        await expectViolation(lines, metrics, 'connection closed', 31);
       },
     );
   });

@@ -4,7 +4,7 @@ import request from 'supertest';
 import { createApp } from '../src/app';
 import { createLogger } from '../src/logger';
 import type { OrderSnapshot, Store } from '../src/store';
-import { listen } from './helpers/app';
+import { listen, readToEnd } from './helpers/app';
 import { expectConforms } from './helpers/contract';
 import { eachStore } from './helpers/store-suite';
 import { storeKinds } from './helpers/stores';
@@ -139,17 +139,7 @@ eachStore((s) => {
           logger: createLogger('error', { write: (line: string) => lines.push(line) }),
         });
 
-        const res = await new Promise<{ status?: number; complete: boolean }>((resolve) => {
-          http
-            .get(`${server.url}/v1/store/orders`, { headers: { ...s.auth, 'Accept-Encoding': coding } }, (response) => {
-              let complete = false;
-              response.resume();
-              response.on('end', () => (complete = true));
-              response.on('error', () => undefined);
-              response.on('close', () => resolve({ status: response.statusCode!, complete }));
-            })
-            .on('error', () => resolve({ complete: false }));
-        });
+        const res = await readToEnd(`${server.url}/v1/store/orders`, { ...s.auth, 'Accept-Encoding': coding });
         await server.close();
 
         // The status line may or may not have gone out; the body must never look complete.

@@ -1,4 +1,4 @@
-import type http from 'node:http';
+import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp, type AppDeps } from '../../src/app';
 import { createHttpServer } from '../../src/server';
@@ -17,4 +17,22 @@ export async function listen(deps: AppDeps): Promise<{ url: string; server: http
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * GETs `url` and reads the response to its end or until the connection closes: its status (none if
+ * the connection was cut before the head) and whether the body completed.
+ */
+export function readToEnd(url: string, headers: Record<string, string>): Promise<{ status?: number; complete: boolean }> {
+  return new Promise((resolve) => {
+    http
+      .get(url, { headers }, (response) => {
+        let complete = false;
+        response.resume();
+        response.on('end', () => (complete = true));
+        response.on('error', () => undefined);
+        response.on('close', () => resolve({ status: response.statusCode!, complete }));
+      })
+      .on('error', () => resolve({ complete: false }));
+  });
 }

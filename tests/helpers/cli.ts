@@ -24,6 +24,24 @@ export function cli(
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
+/**
+ * Through the built CLI, as an operator would: creates a key named `keyName` and imports pending
+ * orders 1..count; returns the key.
+ */
+export function seedWithCli(db: string, keyName: string, count: number): string {
+  const key = cli(['--db', db, 'keys', 'create', '--name', keyName]).stdout.trim();
+  const records = Array.from({ length: count }, (_, i) => ({
+    id: i + 1,
+    petId: 1,
+    quantity: 1,
+    shipDate: '2026-12-01T10:00:00Z',
+    complete: false,
+  }));
+  const imported = cli(['--db', db, 'orders', 'import', '-'], { input: JSON.stringify(records) });
+  if (imported.status !== 0) throw new Error(`the import of ${count} orders failed: ${imported.stderr}`);
+  return key;
+}
+
 /** A `serve` process, its URL once it listens, and everything it printed. */
 export interface Served {
   child: ChildProcess;

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { BIN, cli, cliEnv, serve } from '../helpers/cli';
+import { BIN, cliEnv, serve, seedWithCli } from '../helpers/cli';
 import { rowsOf, tempDir } from '../helpers/store';
 
 // Many concurrent cancels of the same and of different orders, racing `orders ship` from the CLI
@@ -27,17 +27,9 @@ function ship(db: string, id: number): Promise<{ status: number | null; out: str
 
 test('every order ends cancelled or shipped, never both; one 204 per cancelled order; 409 only for shipped ones', async () => {
   const db = path.join(tmp.dir, 'race.db');
-  const key = cli(['--db', db, 'keys', 'create', '--name', 'race']).stdout.trim();
-  const records = Array.from({ length: ORDERS }, (_, i) => ({
-    id: i + 1,
-    petId: 1,
-    quantity: 1,
-    shipDate: '2026-12-01T10:00:00Z',
-    complete: false,
-  }));
-  expect(cli(['--db', db, 'orders', 'import', '-'], { input: JSON.stringify(records) }).status).toBe(0);
+  const key = seedWithCli(db, 'race', ORDERS);
   const server = await serve(db);
-  const ids = records.map((record) => record.id);
+  const ids = Array.from({ length: ORDERS }, (_, i) => i + 1);
   const shipped = ids.filter((id) => id % 2 === 0);
 
   // The ships are separate processes that take a moment to start, so the cancels are spread over

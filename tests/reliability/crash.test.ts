@@ -1,6 +1,6 @@
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { cli, serve } from '../helpers/cli';
+import { serve, seedWithCli } from '../helpers/cli';
 import { rowsOf, tempDir } from '../helpers/store';
 
 // SIGKILL the real server while several clients cancel, restart it, and check nothing acknowledged
@@ -14,15 +14,7 @@ const KILL_AFTER_MS = [120, 350, 700];
 
 test(`every cancel answered 204 survives ${KILL_AFTER_MS.length} SIGKILLs under load from ${CLIENTS} clients`, async () => {
   const db = path.join(tmp.dir, 'crash.db');
-  const key = cli(['--db', db, 'keys', 'create', '--name', 'crash']).stdout.trim();
-  const records = Array.from({ length: ORDERS }, (_, i) => ({
-    id: i + 1,
-    petId: 1,
-    quantity: 1,
-    shipDate: '2026-12-01T10:00:00Z',
-    complete: false,
-  }));
-  expect(cli(['--db', db, 'orders', 'import', '-'], { input: JSON.stringify(records) }).status).toBe(0);
+  const key = seedWithCli(db, 'crash', ORDERS);
 
   const acknowledged = new Set<number>();
   let next = 1;

@@ -1,6 +1,6 @@
 import net from 'node:net';
 import path from 'node:path';
-import { cli, serve } from '../helpers/cli';
+import { serve, seedWithCli } from '../helpers/cli';
 import { tempDir } from '../helpers/store';
 import { until } from '../helpers/wait';
 
@@ -26,15 +26,7 @@ function rawRequest(url: string, request: string) {
 
 test('SIGTERM drains: in-flight requests complete, new connections are refused, exit 0 in bounded time', async () => {
   const db = path.join(tmp.dir, 'drain.db');
-  const key = cli(['--db', db, 'keys', 'create', '--name', 'drain']).stdout.trim();
-  const records = Array.from({ length: ORDERS }, (_, i) => ({
-    id: i + 1,
-    petId: 1,
-    quantity: 1,
-    shipDate: '2026-12-01T10:00:00Z',
-    complete: false,
-  }));
-  expect(cli(['--db', db, 'orders', 'import', '-'], { input: JSON.stringify(records) }).status).toBe(0);
+  const key = seedWithCli(db, 'drain', ORDERS);
   const server = await serve(db, [], { PETSTORE_SHUTDOWN_TIMEOUT_MS: String(DRAIN_MS) });
   const auth = `Authorization: Bearer ${key}\r\n`;
   const list = `GET /v1/store/orders HTTP/1.1\r\nHost: x\r\nAccept-Encoding: identity\r\n${auth}\r\n`;
