@@ -83,7 +83,7 @@ eachStore((s) => {
       const app = await createApp({
         store: s.store,
         logger,
-        handlers: { listOrders: async () => ({ status: 200, body: body as never }) },
+        handlers: { listOrders: async () => ({ status: 200, body: body as never, headers: { ETag: 'W/"1-1"' } }) },
       });
 
       const res = await request(app).get('/v1/store/orders').set(s.auth);

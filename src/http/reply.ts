@@ -17,19 +17,35 @@ export interface Reply {
 type JsonOf<R> = R extends { content: { 'application/json': infer B } } ? B : undefined;
 type Responses<K extends OperationId> = operations[K]['responses'];
 type SuccessStatus<K extends OperationId> = keyof Responses<K> & (200 | 201 | 202 | 204 | 304);
-type Headers = Record<string, string>;
+
+/** The headers response R declares, without the generated index signature; optional ones stay optional. */
+type Declared<R> = R extends { headers: infer H } ? { [N in keyof H as string extends N ? never : N]: H[N] } : object;
+
+/**
+ * The declared headers a handler sets: a deprecated operation's `Deprecation`, `Sunset` and `Link`
+ * come from the document (src/contract/deprecation.ts), added to every reply by the pipeline.
+ */
+type DeclaredHeaders<R> = Declared<R> extends { Deprecation: unknown } ? Omit<Declared<R>, 'Deprecation' | 'Sunset' | 'Link'> : Declared<R>;
+
+/**
+ * A reply's `headers`: the response's declared headers, typed (a required one, such as the list's
+ * `ETag`, must be there, or the handler does not compile), and any other header as a string.
+ */
+type HeadersOf<R> =
+  object extends DeclaredHeaders<R>
+    ? { headers?: DeclaredHeaders<R> & Record<string, string> }
+    : { headers: DeclaredHeaders<R> & Record<string, string> };
 
 /** A reply with body B: the body itself or, for an array, a stream of its items. */
 type WithBody<S, B> =
-  B extends ReadonlyArray<infer Item>
-    ? { status: S; body: B; headers?: Headers } | { status: S; stream: ChunkSource<Item>; headers?: Headers }
-    : { status: S; body: B; headers?: Headers };
+  B extends ReadonlyArray<infer Item> ? { status: S; body: B } | { status: S; stream: ChunkSource<Item> } : { status: S; body: B };
 
-/** The non-error replies the spec declares for operation K, with their body types. Errors are thrown. */
+/** The non-error replies the spec declares for operation K, with their body and header types. Errors are thrown. */
 export type SuccessReply<K extends OperationId> = {
-  [S in SuccessStatus<K>]: JsonOf<Responses<K>[S]> extends undefined
-    ? { status: S; body?: undefined; headers?: Headers }
-    : WithBody<S, JsonOf<Responses<K>[S]>>;
+  [S in SuccessStatus<K>]: (JsonOf<Responses<K>[S]> extends undefined
+    ? { status: S; body?: undefined }
+    : WithBody<S, JsonOf<Responses<K>[S]>>) &
+    HeadersOf<Responses<K>[S]>;
 }[SuccessStatus<K>];
 
 /** The reply that renders an ApiError: the spec's Error body, its status, and its headers. */
