@@ -8,7 +8,8 @@ import { DEFAULT_LIMITS } from './config';
 import { ApiError, toApiError } from './errors';
 import { createDispatcher, type RoutedRequest } from './http/backend';
 import { docsRouter } from './http/docs';
-import { createHandlers, type OperationHandlers } from './http/handlers';
+import { v1Handlers } from './handlers/v1';
+import type { HandlerDefinitions, OperationHandlers } from './http/handlers';
 import { errorReply, sendReply } from './http/reply';
 import { silentLogger, type Logger } from './logger';
 import { createMetrics, type Metrics } from './metrics';
@@ -20,6 +21,8 @@ export interface AppDeps {
   logger?: Logger;
   /** The OpenAPI document to serve; defaults to `spec/openapi.yaml`. */
   document?: OpenAPIV3.Document;
+  /** Handler modules beside the project's, for a document with operations spec/openapi.yaml lacks. */
+  modules?: Partial<HandlerDefinitions>;
   /** Replaces individual operation handlers, for tests that need a misbehaving one. */
   handlers?: Partial<OperationHandlers>;
   /** Orders per chunk of the streamed list (default 1000). */
@@ -43,7 +46,8 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
     document,
     store: deps.store,
     logger,
-    handlers: { ...createHandlers(deps.store, chunkItems), ...deps.handlers },
+    definitions: { ...v1Handlers, ...deps.modules },
+    overrides: deps.handlers,
     chunkItems,
     onViolation: (operationId) => metrics.violation(operationId),
   });

@@ -79,24 +79,22 @@ test('an operation added to the spec without a handler breaks the typecheck, nam
 }, 60000);
 
 test.each([
-  ['a path parameter cancelOrder does not declare', 'const id = path.orderId;', 'const id = path.petId;', 'petId'],
+  ['a path parameter cancelOrder does not declare', 'cancel-order.ts', 'const id = path.orderId;', 'const id = path.petId;', 'petId'],
   [
     'a query parameter listOrders does not declare',
-    'const etag = await store.listEtag();',
-    'const etag = await store.listEtag(); void query.status;',
+    'list-orders.ts',
+    'async ({ headers }) => {',
+    'async ({ headers, query }) => {\n  void query.status;',
     'status',
   ],
 ])(
   'a handler that reads %s fails the typecheck, naming it',
-  (_case, from, to, name) => {
+  (_case, file, from, to, name) => {
     const dir = projectWithSpec(`reads-${name}`, (spec) => spec);
-    const handlers = path.join(dir, 'src', 'http', 'handlers.ts');
-    const source = fs.readFileSync(handlers, 'utf8');
+    const handler = path.join(dir, 'src', 'handlers', 'v1', file);
+    const source = fs.readFileSync(handler, 'utf8');
     expect(source).toContain(from);
-    fs.writeFileSync(
-      handlers,
-      source.replace(from, to).replace('listOrders: async ({ headers })', 'listOrders: async ({ headers, query })'),
-    );
+    fs.writeFileSync(handler, source.replace(from, to));
 
     const { status, output } = typecheck(dir);
 

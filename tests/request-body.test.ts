@@ -1,47 +1,18 @@
 import request from 'supertest';
-import type { OpenAPIV3 } from 'openapi-types';
 import { createApp } from '../src/app';
-import { cloneDocument, loadDocument } from '../src/contract/document';
 import type { OperationHandlers } from '../src/http/handlers';
 import { expectConforms } from './helpers/contract';
+import { documentWithNotes } from './helpers/documents';
 import { eachStore } from './helpers/store-suite';
 
 // No v1 operation takes a body, but a spec author may add one: the server must read it within the
 // size limit, parse it, validate it against the document, and hand it to the handler.
-const errorResponse = (ref: string): OpenAPIV3.ReferenceObject => ({ $ref: `#/components/responses/${ref}` });
-
-/** v1 with one more operation, createNote, that takes a JSON body and echoes it back. */
-function documentWithBody(): OpenAPIV3.Document {
-  const document = cloneDocument(loadDocument());
-  const error = { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } };
-  const note: OpenAPIV3.SchemaObject = {
-    type: 'object',
-    additionalProperties: false,
-    required: ['text'],
-    properties: { text: { type: 'string', maxLength: 20 }, pinned: { type: 'boolean' } },
-  };
-  document.paths['/notes'] = {
-    post: {
-      operationId: 'createNote',
-      requestBody: { required: true, content: { 'application/json': { schema: note } } },
-      responses: {
-        '201': { description: 'The note.', content: { 'application/json': { schema: note } } },
-        '400': errorResponse('BadRequest'),
-        '401': errorResponse('Unauthorized'),
-        '413': errorResponse('PayloadTooLarge'),
-        '415': { description: 'The body is not JSON.', content: error },
-        '500': errorResponse('InternalError'),
-      },
-    },
-  };
-  return document;
-}
 
 /** The handler a scaffold would write: it gets the parsed, validated body. */
 const echo = { createNote: async ({ body }: { body: unknown }) => ({ status: 201, body }) } as unknown as Partial<OperationHandlers>;
 
 eachStore((s) => {
-  const app = () => createApp({ store: s.store, document: documentWithBody(), handlers: echo });
+  const app = () => createApp({ store: s.store, document: documentWithNotes(), handlers: echo });
   const post = async (body: string, contentType?: string) => {
     const req = request(await app())
       .post('/v1/notes')

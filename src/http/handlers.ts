@@ -1,7 +1,7 @@
+import type { Operation } from 'openapi-backend';
 import type { OperationId, operations } from '../contract/types';
-import { ApiError } from '../errors';
 import type { Store } from '../store';
-import { ifNoneMatchMatches } from './conditional';
+import { mockHandler } from './mock';
 import type { SuccessReply } from './reply';
 
 /** Operation K's parameters in one location, typed by the generated types; none is an empty object. */
@@ -38,33 +38,75 @@ export type OperationHandler<K extends OperationId> = (context: HandlerContext<K
 /** One handler per operation in the spec; a spec operation without one fails the typecheck. */
 export type OperationHandlers = { readonly [K in OperationId]: OperationHandler<K> };
 
-/** The operation handlers, translating HTTP to store calls and back; lists stream in chunks of `listChunkItems`. */
-export function createHandlers(store: Store, listChunkItems = 1000): OperationHandlers {
-  return {
-    listOrders: async ({ headers }) => {
-      const etag = await store.listEtag();
-      if (ifNoneMatchMatches(headers['If-None-Match'], etag)) return { status: 304, headers: { ETag: etag } };
-      const snapshot = await store.snapshotOrders(listChunkItems);
-      return { status: 200, stream: snapshot, headers: { ETag: snapshot.etag } };
-    },
+/** What a handler module builds its handler from. */
+export interface HandlerDeps<K extends OperationId> {
+  readonly store: Store;
+  /** Orders per chunk of a streamed list. */
+  readonly listChunkItems: number;
+  /**
+   * A handler that answers operation K with a mock built from the document (its example, else a
+   * value generated from its schema) marked `X-Mock: true`: what a scaffolded module returns until
+   * someone writes the real handler.
+   */
+  readonly mock: OperationHandler<K>;
+}
 
-    cancelOrder: async ({ path }) => {
-      const id = path.orderId;
-      const outcome = await store.cancelOrder(id);
-      switch (outcome) {
-        case 'cancelled':
-          return { status: 204 };
-        case 'shipped':
-          throw new ApiError('order_already_shipped', `Order ${id} has already shipped and cannot be cancelled`);
-        case 'not_found':
-          throw new ApiError('order_not_found', `Order ${id} was not found`);
-      }
-    },
+/** How a handler module exports its handler: the operation it serves, and how to build it. */
+export interface HandlerDefinition<K extends OperationId> {
+  readonly operationId: K;
+  readonly create: (deps: HandlerDeps<K>) => OperationHandler<K>;
+}
 
-    getPetById: async ({ path }) => {
-      const id = path.petId;
-      if (!(await store.petExists(id))) throw new ApiError('pet_not_found', `Pet ${id} was not found`);
-      return { status: 200, body: { id } };
-    },
-  } satisfies OperationHandlers;
+/** One handler module per operation in the spec; a spec operation without one fails the typecheck. */
+export type HandlerDefinitions = { readonly [K in OperationId]: HandlerDefinition<K> };
+
+/** Declares the handler of operation K, typed from the generated `operations[K]`. */
+export function defineHandler<K extends OperationId>(
+  operationId: K,
+  create: (deps: HandlerDeps<K>) => OperationHandler<K>,
+): HandlerDefinition<K> {
+  return { operationId, create };
+}
+
+/** The handlers an app serves, and the operations among them that answer mocks. */
+export interface BoundHandlers {
+  readonly handlers: ReadonlyMap<string, OperationHandler<OperationId>>;
+  readonly mocked: readonly string[];
+}
+
+/**
+ * Builds the handler of every operation in the document: the test's override when there is one,
+ * else its module's. Throws, naming them, when operations have neither, so that the server never
+ * starts with an operation that would answer 501.
+ */
+export function bindHandlers(
+  operations: readonly Operation[],
+  definitions: Partial<HandlerDefinitions>,
+  overrides: Partial<OperationHandlers>,
+  deps: Omit<HandlerDeps<OperationId>, 'mock'>,
+): BoundHandlers {
+  const handlers = new Map<string, OperationHandler<OperationId>>();
+  const mocked: string[] = [];
+  const missing: string[] = [];
+  for (const operation of operations) {
+    const operationId = operation.operationId as OperationId;
+    // Every operation meets here, so its handler is seen with the union of all contexts.
+    const override = overrides[operationId] as OperationHandler<OperationId> | undefined;
+    const definition = definitions[operationId] as HandlerDefinition<OperationId> | undefined;
+    if (override !== undefined) handlers.set(operationId, override);
+    else if (definition !== undefined) {
+      handlers.set(
+        operationId,
+        definition.create({
+          ...deps,
+          get mock() {
+            mocked.push(operationId);
+            return mockHandler(operation);
+          },
+        }),
+      );
+    } else missing.push(operationId);
+  }
+  if (missing.length > 0) throw new Error(`the spec has operations with no handler: ${missing.join(', ')}; run \`npm run scaffold\``);
+  return { handlers, mocked };
 }

@@ -74,9 +74,12 @@ function whenPrinted(child: ChildProcess, source: NodeJS.ReadableStream, text: (
   });
 }
 
-/** Starts `serve` on an ephemeral port, with `--db` and extra serve flags, and waits until it listens. */
-export async function serve(db: string, flags: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<Served> {
-  const child = spawn(process.execPath, [BIN, '--db', db, 'serve', '--port', '0', ...flags], {
+/**
+ * Starts `serve` on an ephemeral port, with `--db` and extra serve flags, and waits until it listens;
+ * `bin` is another build of the CLI (a copy of the project's).
+ */
+export async function serve(db: string, flags: string[] = [], env: NodeJS.ProcessEnv = {}, bin = BIN): Promise<Served> {
+  const child = spawn(process.execPath, [bin, '--db', db, 'serve', '--port', '0', ...flags], {
     env: cliEnv({ LOG_LEVEL: 'info', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });

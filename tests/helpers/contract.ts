@@ -1,5 +1,8 @@
+import type { Express } from 'express';
 import OpenAPIBackend from 'openapi-backend';
+import request from 'supertest';
 import { cloneDocument, loadDocument } from '../../src/contract/document';
+import { exampleRequest } from '../../src/contract/examples';
 import type { OperationId } from '../../src/contract/types';
 import { createContractAjv, customizeAjv } from '../../src/contract/validation';
 
@@ -35,4 +38,20 @@ export async function expectConforms(res: HttpResponse, operationId?: OperationI
   }
   const result = api.validateResponse(res.body, operationId, res.status);
   expect(result.errors).toBeNull();
+}
+
+/**
+ * Sends operation K a request built from the document (examples, else values generated from the
+ * schemas: see src/contract/examples.ts), with `headers` added, and returns the response.
+ */
+export async function sendExample(app: Express, operationId: OperationId, headers: Record<string, string> = {}): Promise<request.Response> {
+  await ready;
+  const operation = api.getOperation(operationId);
+  if (operation === undefined) throw new Error(`the document has no operation ${operationId}`);
+  const example = exampleRequest(operation);
+  const test = request(app)
+    [example.method.toLowerCase() as 'get']('/v1' + example.path)
+    .query(example.query)
+    .set({ ...example.headers, ...headers });
+  return example.body === undefined ? test : test.send(example.body as object);
 }

@@ -1,0 +1,199 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { createContractChecker } from '../src/contract/conformance';
+import { loadDocument } from '../src/contract/document';
+import { cli, serve, type Served } from './helpers/cli';
+import { copyProject, npmRun, npxRun, snapshot } from './helpers/project';
+import { tempDir } from './helpers/store';
+
+// A spec author's day, on a copy of the project: add an operation with a path parameter, a query
+// parameter and a JSON body to the document, then `npm run generate` and `npm run scaffold`.
+const tmp = tempDir();
+const dir = copyProject(path.join(tmp.dir, 'project'));
+const spec = path.join(dir, 'spec', 'openapi.yaml');
+const handlerModule = path.join(dir, 'src', 'handlers', 'v1', 'add-pet-note.ts');
+const servers: Served[] = [];
+
+afterAll(() => {
+  for (const server of servers) server.child.kill('SIGKILL');
+  tmp.cleanup();
+});
+
+const NEW_OPERATION = `  /pets/{petId}/notes:
+    post:
+      operationId: addPetNote
+      tags: [pets]
+      summary: Add a note about a pet
+      parameters:
+        - name: petId
+          in: path
+          required: true
+          schema:
+            $ref: '#/components/schemas/Id'
+        - name: priority
+          in: query
+          required: true
+          schema:
+            type: integer
+            minimum: 1
+            maximum: 5
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/Note'
+      responses:
+        '201':
+          description: The note as stored.
+          headers:
+            Location:
+              required: true
+              schema:
+                type: string
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Note'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '413':
+          $ref: '#/components/responses/PayloadTooLarge'
+        '500':
+          $ref: '#/components/responses/InternalError'
+`;
+
+const NOTE_SCHEMA = `    Note:
+      type: object
+      additionalProperties: false
+      required: [text]
+      properties:
+        text:
+          type: string
+          maxLength: 200
+`;
+
+let scaffolded: { status: number | null; output: string };
+
+beforeAll(() => {
+  const text = fs.readFileSync(spec, 'utf8');
+  fs.writeFileSync(spec, text.replace(/^paths:\n/m, `paths:\n${NEW_OPERATION}`).replace(/^ {2}schemas:\n/m, `  schemas:\n${NOTE_SCHEMA}`));
+  expect(npmRun(dir, 'generate').status).toBe(0);
+  scaffolded = npmRun(dir, 'scaffold');
+}, 60000);
+
+/** Builds the copy, serves it on a fresh store with a key, and POSTs a note for pet 7 at priority 2. */
+async function postNote(): Promise<Response> {
+  const build = npmRun(dir, 'build');
+  expect(build).toEqual({ status: 0, output: '' });
+  const db = path.join(tmp.dir, `notes-${servers.length}.db`);
+  const key = cli(['--db', db, 'keys', 'create', '--name', 'author']).stdout.trim();
+  const server = await serve(db, [], {}, path.join(dir, 'dist', 'src', 'cli', 'main.js'));
+  servers.push(server);
+  return fetch(`${server.url}/v1/pets/7/notes?priority=2`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ text: 'likes the blue ball' }),
+  });
+}
+
+test('scaffold writes a handler module and a test for the new operation, and rewrites the index', () => {
+  expect(scaffolded.status).toBe(0);
+  expect(scaffolded.output).toBe(
+    [
+      'wrote src/handlers/v1/add-pet-note.ts (answers a mock until implemented)',
+      'wrote tests/handlers/v1/add-pet-note.test.ts',
+      'wrote src/handlers/v1/index.ts',
+      '',
+    ].join('\n'),
+  );
+  expect(fs.readFileSync(handlerModule, 'utf8')).toContain("export const addPetNote = defineHandler('addPetNote', ({ mock }) => mock);");
+});
+
+test('a second scaffold changes nothing', () => {
+  const before = snapshot(dir, ['src', 'tests', 'generated']);
+
+  const again = npmRun(dir, 'scaffold');
+
+  expect(again).toEqual({ status: 0, output: 'nothing to scaffold: every operation has a handler module\n' });
+  expect(snapshot(dir, ['src', 'tests', 'generated'])).toEqual(before);
+});
+
+test('npm run check passes: types, lint, format, and generated files match the document', () => {
+  const check = npmRun(dir, 'check');
+
+  expect(check.output).toContain('every operation has a handler module, and the index lists them');
+  expect(check.status).toBe(0);
+}, 180000);
+
+test('the built server answers the new operation with a mock the contract allows, marked X-Mock', async () => {
+  const res = await postNote();
+
+  expect(res.status).toBe(201);
+  expect(res.headers.get('x-mock')).toBe('true');
+  const checker = await createContractChecker(loadDocument(spec));
+  const reply = { status: res.status, headers: Object.fromEntries(res.headers), body: await res.json() };
+  expect(checker.problem('addPetNote', reply)).toBeNull();
+}, 60000);
+
+test('the scaffolded test passes against the mock', () => {
+  const run = npxRun(dir, 'jest', 'tests/handlers/v1/add-pet-note.test.ts');
+
+  expect(run.output).toMatch(/Tests: +\d+ passed/);
+  expect(run.status).toBe(0);
+}, 120000);
+
+test.each([
+  [
+    'reads a query parameter the document does not declare',
+    "async ({ query }) => ({ status: 201, headers: { Location: '/x' }, body: { text: String(query.colour) } })",
+    "Property 'colour' does not exist",
+  ],
+  [
+    'leaves out the Location header the document requires',
+    "async () => ({ status: 201, body: { text: 'x' } })",
+    "Property 'headers' is missing",
+  ],
+  ['returns a status the document does not declare', "async () => ({ status: 200, body: { text: 'x' } })", "Type '200' is not assignable"],
+  [
+    'treats the numeric petId as a string',
+    "async ({ path }) => ({ status: 201, headers: { Location: path.petId.toUpperCase() }, body: { text: 'x' } })",
+    "Property 'toUpperCase' does not exist",
+  ],
+])(
+  'a handler that %s fails the typecheck',
+  (_case, handler, error) => {
+    const original = fs.readFileSync(handlerModule, 'utf8');
+    fs.writeFileSync(handlerModule, original.replace('({ mock }) => mock', `() => ${handler}`));
+    try {
+      const typecheck = npmRun(dir, 'typecheck');
+
+      expect(typecheck.status).not.toBe(0);
+      expect(typecheck.output).toContain('add-pet-note.ts');
+      expect(typecheck.output).toContain(error);
+    } finally {
+      fs.writeFileSync(handlerModule, original);
+    }
+  },
+  60000,
+);
+
+test('once implemented, the handler gets its inputs typed and converted, and the mock is gone', async () => {
+  const original = fs.readFileSync(handlerModule, 'utf8');
+  fs.writeFileSync(
+    handlerModule,
+    original.replace(
+      '({ mock }) => mock',
+      '() => async ({ path, query, body }) => ({ status: 201, headers: { Location: `/v1/pets/${path.petId + 1}` }, body: { text: `${body.text} at ${query.priority.toFixed(1)}` } })',
+    ),
+  );
+
+  const res = await postNote();
+
+  expect(res.status).toBe(201);
+  expect(res.headers.get('x-mock')).toBeNull();
+  expect(res.headers.get('location')).toBe('/v1/pets/8');
+  expect(await res.json()).toEqual({ text: 'likes the blue ball at 2.0' });
+}, 60000);

@@ -1,0 +1,62 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+/** The project's root, whose files a copy is made of. */
+export const ROOT = path.join(__dirname, '..', '..');
+
+/** What a copy of the project holds: everything a contributor edits and every tool's configuration. */
+const PROJECT_FILES = [
+  'src',
+  'spec',
+  'generated',
+  'tests',
+  'scripts',
+  'package.json',
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'eslint.config.mjs',
+  '.prettierrc.json',
+  '.prettierignore',
+  'jest.config.js',
+  'CHANGELOG.md',
+];
+
+/** A copy of the project in `dir`, sharing this one's node_modules, as a contributor's checkout would be. */
+export function copyProject(dir: string): string {
+  for (const part of PROJECT_FILES) fs.cpSync(path.join(ROOT, part), path.join(dir, part), { recursive: true });
+  fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
+  return dir;
+}
+
+/** Runs `npm run <script>` in a project copy and returns its status and everything it printed. */
+export function npmRun(dir: string, script: string, ...args: string[]): { status: number | null; output: string } {
+  return runIn(dir, 'npm', ['run', '--silent', script, ...(args.length > 0 ? ['--', ...args] : [])]);
+}
+
+/** Runs one of the project's installed tools (`jest`, `tsc`…) in a project copy, as `npx` would. */
+export function npxRun(dir: string, tool: string, ...args: string[]): { status: number | null; output: string } {
+  return runIn(dir, 'npx', ['--no-install', tool, ...args]);
+}
+
+function runIn(dir: string, command: string, args: string[]): { status: number | null; output: string } {
+  const result = spawnSync(command, args, {
+    cwd: dir,
+    encoding: 'utf8',
+    env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
+  });
+  return { status: result.status, output: result.stdout + result.stderr };
+}
+
+/** Every file under `dir`'s `parts` with its content, to tell whether a command changed anything. */
+export function snapshot(dir: string, parts: string[]): Map<string, string> {
+  const files = new Map<string, string>();
+  const walk = (relative: string): void => {
+    const full = path.join(dir, relative);
+    if (!fs.existsSync(full)) return;
+    if (fs.statSync(full).isDirectory()) for (const name of fs.readdirSync(full)) walk(path.join(relative, name));
+    else files.set(relative, fs.readFileSync(full, 'utf8'));
+  };
+  for (const part of parts) walk(part);
+  return files;
+}
