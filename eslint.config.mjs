@@ -1,7 +1,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'generated/', 'node_modules/', 'coverage/', 'test-artifacts/'] },
+  { ignores: ['.dev/', 'dist/', 'generated/', 'node_modules/', 'coverage/', 'test-artifacts/'] },
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
