@@ -4,7 +4,8 @@ import type { Express } from 'express';
 import { createApp } from './app';
 import { DEFAULT_LIMITS, type HttpLimits } from './config';
 import { ApiError } from './errors';
-import { errorReply } from './http/reply';
+import { withAppPrototypes } from './http/app-prototypes';
+import { rawErrorResponse } from './http/reply';
 import { logOutputOf, silentLogger, type Logger } from './logger';
 import { createMetrics } from './metrics';
 import type { Store } from './store';
@@ -30,28 +31,21 @@ export interface RunningServer {
 }
 
 /**
- * An http.Server for an express app whose requests and responses are created with the app's own
- * prototypes. express gives every request and response the app's prototypes with
- * Object.setPrototypeOf; done per request, that costs more than the rest of a small request
- * together, because V8 has to leave its fast paths for every object whose prototype changes
- * (measured: 84 µs against 25 µs per request for a one-middleware app). Built with the right
- * prototype from the start, express's call changes nothing and costs nothing.
+ * An http.Server for an express app, whose requests and responses are built with the app's own
+ * prototypes (see withAppPrototypes: the measured reason is there).
  *
  * The server enforces the request limits: a client too slow to send its headers or its request
  * gets 408, an oversized head 431, a request HTTP cannot parse 400, each an Error body on a
  * connection that is then closed. (The body limit is the app's: it needs the request.)
  */
 export function createHttpServer(app: Express, limits: HttpLimits = DEFAULT_LIMITS, logger: Logger = silentLogger): http.Server {
-  class AppRequest extends http.IncomingMessage {}
-  class AppResponse extends http.ServerResponse {}
-  Object.setPrototypeOf(AppRequest.prototype, app.request);
-  Object.setPrototypeOf(AppResponse.prototype, app.response);
-  app.request = AppRequest.prototype as Express['request'];
-  app.response = AppResponse.prototype as unknown as Express['response'];
+  const { listener, IncomingMessage, ServerResponse } = withAppPrototypes(app);
+  // The response each connection is writing, so that a client error after its head never writes a second one.
+  const answering = new WeakMap<Socket, http.ServerResponse>();
   const server = http.createServer(
     {
-      IncomingMessage: AppRequest,
-      ServerResponse: AppResponse,
+      IncomingMessage,
+      ServerResponse,
       maxHeaderSize: limits.maxHeaderBytes,
       headersTimeout: limits.headersTimeoutMs,
       requestTimeout: limits.requestTimeoutMs,
@@ -60,9 +54,14 @@ export function createHttpServer(app: Express, limits: HttpLimits = DEFAULT_LIMI
       // slow client hold a connection far longer than the limits say.
       connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(limits.headersTimeoutMs / 4))),
     },
-    app,
+    (req, res) => {
+      answering.set(req.socket, res);
+      listener(req, res);
+    },
   );
-  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket, logger));
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    answerClientError(err, socket, answering.get(socket), logger);
+  });
   server.setTimeout(limits.socketIdleTimeoutMs, (socket: Socket) => {
     logger.info({ remote: socket.remoteAddress, idleMs: limits.socketIdleTimeoutMs }, 'closing a connection with no traffic');
     socket.destroy();
@@ -70,12 +69,13 @@ export function createHttpServer(app: Express, limits: HttpLimits = DEFAULT_LIMI
   return server;
 }
 
-const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
-
-/** What a request that never reached the app gets: an Error, then the connection closes. */
-function answerClientError(err: NodeJS.ErrnoException, socket: Socket, logger: Logger): void {
-  const inProgress = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-  if (err.code === 'ECONNRESET' || !socket.writable || inProgress?.headersSent) {
+/**
+ * What a request that never reached the app gets: an Error, then the connection closes. A
+ * connection whose last response has started (a timeout in the middle of a streamed list) is only
+ * closed: a second head would corrupt the first response.
+ */
+function answerClientError(err: NodeJS.ErrnoException, socket: Socket, last: http.ServerResponse | undefined, logger: Logger): void {
+  if (err.code === 'ECONNRESET' || !socket.writable || (last !== undefined && last.headersSent && !last.writableFinished)) {
     socket.destroy();
     return;
   }
@@ -86,14 +86,7 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Socket, logger: L
         ? new ApiError('invalid_request', 'The request was not received in time', {}, 408)
         : new ApiError('invalid_request', 'The request is not valid HTTP');
   logger.info({ code: err.code, status: error.status, remote: socket.remoteAddress }, 'client error');
-  const body = JSON.stringify(errorReply(error).body);
-  socket.end(
-    `HTTP/1.1 ${error.status} ${STATUS_TEXT[error.status]}\r\n` +
-      'Content-Type: application/json\r\n' +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-      'Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n' +
-      body,
-  );
+  socket.end(rawErrorResponse(error));
 }
 
 /** Starts the HTTP server. Only this module listens; the CLI wires signals to `close`. */

@@ -67,3 +67,19 @@ eachStore((s) => {
     expect(res.body.code).toBe('order_not_found');
   });
 });
+
+eachStore((s) => {
+  test('a refused body goes through the same reply steps as any answer: a deprecated operation says so on its 415', async () => {
+    const document = documentWithNotes((operation) => {
+      Object.assign(operation, { deprecated: true, 'x-deprecated-at': '2026-11-01T00:00:00Z' });
+    });
+    const app = await createApp({ store: s.store, document, handlers: echo });
+
+    const res = await request(app).post('/v1/notes').set(s.auth).set('Content-Type', 'text/plain').send('x');
+
+    expect(res.status).toBe(415);
+    expect(res.headers.deprecation).toBe('@1793491200');
+    expect(res.headers['x-request-id']).toEqual(expect.any(String));
+    expect(res.headers['cache-control']).toBe('no-store');
+  });
+});

@@ -7,15 +7,16 @@ import { cloneDocument } from '../contract/document';
 import type { OperationId } from '../contract/types';
 import { responseProblem } from '../contract/conformance';
 import { createContractAjv, customizeAjv, describeAjvError } from '../contract/validation';
-import { ApiError, toApiError } from '../errors';
+import { ApiError } from '../errors';
 import { hashKey, parseBearer } from '../keys';
 import type { Logger } from '../logger';
 import type { Store } from '../store';
 import { bindHandlers, type HandlerContext, type HandlerDefinitions, type OperationHandler, type OperationHandlers } from './handlers';
 import { compileInputReader, type InputReader } from './inputs';
 import { negotiateCoding } from './encoding';
-import { errorReply, sendReply, type Reply } from './reply';
-import { CompiledRouter } from './router';
+import { errorReply, renderError, sendReply, type Reply } from './reply';
+import type { RequestState } from './request-state';
+import { useCompiledRouter } from './router';
 import { compileArrayItems } from './serializers';
 import { ItemViolation } from './item-writer';
 import { sendJsonArray } from './stream';
@@ -44,11 +45,10 @@ export interface RoutedRequest {
   path: string;
   query: string;
   headers: IncomingMessage['headers'];
-  requestId: string;
+  /** The request's state in the pipeline: its id, and the operation the dispatcher matched. */
+  state: RequestState;
   /** The request body's bytes, when there were any; parsed only for an operation that declares a body. */
   body?: Buffer | undefined;
-  /** Set by the dispatcher once routing has matched an operation. */
-  operationId?: string;
 }
 
 /** Dispatches one request by operationId and sends a response that has been checked against the spec. */
@@ -77,13 +77,90 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
     customizeAjv,
   });
 
-  const failure = (c: Context, request: RoutedRequest, err: unknown): Reply => {
-    const { error, expected } = toApiError(err);
-    if (!expected) {
-      logger.error({ err, requestId: request.requestId, operationId: c.operation?.operationId }, 'request failed');
+  const failure = (c: { operation?: Operation | undefined }, request: RoutedRequest, err: unknown): Reply =>
+    renderError(err, logger, { requestId: request.state.requestId, operationId: c.operation?.operationId });
+
+  /**
+   * Checks a reply against the contract and sends it: the handler's, or the Error a failure became.
+   * A reply the contract refuses is logged with what was wrong, counted, and never sent: the
+   * client gets a 500 instead (or, for a streamed list already under way, a cut connection).
+   */
+  const checkAndSend = async (
+    operation: Operation | undefined,
+    request: RoutedRequest,
+    res: ServerResponse,
+    handlerReply: Reply,
+  ): Promise<void> => {
+    request.state.handledBy = operation?.operationId;
+    const deprecation = deprecations.get(operation?.operationId ?? '');
+    const withDeprecation = (reply: Reply): Reply => (deprecation ? { ...reply, headers: { ...reply.headers, ...deprecation } } : reply);
+    const reply = withDeprecation(handlerReply);
+    const operationId = operation?.operationId ?? 'none';
+    const items = reply.stream && arrayItems.get(`${operationId} ${reply.status}`);
+    // A reply the contract refuses: logged with what was wrong, counted, and never sent.
+    const violation = (problem: string, outcome: string, item?: unknown): void => {
+      onViolation(operationId);
+      const itemId = (item as { id?: unknown } | undefined)?.id;
+      logger.error(
+        { requestId: request.state.requestId, operationId, status: reply.status, problem, ...(itemId === undefined ? {} : { itemId }) },
+        `response violates the contract; ${outcome}`,
+      );
+    };
+    const internalError = (): void => sendReply(res, withDeprecation(errorReply(new ApiError('internal_error'))));
+    const problem =
+      reply.stream && !items
+        ? `status ${reply.status} of ${operationId} is not a JSON array that can be streamed`
+        : contractProblem(api, validateError, checkedErrors, operation, reply);
+    if (problem) {
+      await reply.stream?.close();
+      violation(problem, 'sending 500 instead');
+      internalError();
+      return;
     }
-    return errorReply(error);
+    if (!reply.stream || !items) {
+      sendReply(res, reply);
+      return;
+    }
+    try {
+      await sendJsonArray(res, reply.stream, {
+        status: reply.status,
+        headers: reply.headers ?? {},
+        writeItem: items,
+        chunkItems,
+        coding: negotiateCoding(request.headers),
+        head: request.method === 'HEAD',
+        onError: (err) => {
+          if (err instanceof ItemViolation) violation(err.problem, 'connection closed', err.item);
+          else logger.error({ err, requestId: request.state.requestId, operationId }, 'stream failed; connection closed');
+        },
+      });
+    } catch (err) {
+      if (err instanceof ItemViolation) {
+        violation(err.problem, 'sending 500 instead', err.item);
+        internalError();
+      } else sendReply(res, withDeprecation(failure({ operation }, request, err)));
+    }
   };
+
+  const operationHandler =
+    (operationId: string, handle: OperationHandler<OperationId>) =>
+    async (c: Context, request: RoutedRequest): Promise<Reply> => {
+      try {
+        const { keyName } = c.security?.bearerAuth as { keyName: string };
+        const read = inputReaders.get(operationId);
+        if (read === undefined) throw new Error(`no input reader for ${operationId}`);
+        const inputs = read({
+          params: c.request.params as Record<string, unknown>,
+          query: c.request.query as Record<string, unknown>,
+          headers: request.headers,
+        });
+        // The context's parts are typed per operation in OperationHandler; here, where every
+        // operation meets, they are the converted values the reader built from the document.
+        return await handle({ ...inputs, body: c.request.requestBody as never, keyName } as unknown as HandlerContext<OperationId>);
+      } catch (err) {
+        return failure(c, request, err);
+      }
+    };
 
   api.register({
     notFound: () => errorReply(new ApiError('not_found')),
@@ -106,78 +183,9 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
     notImplemented: (c: Context, request: RoutedRequest) =>
       failure(c, request, new Error(`no handler is registered for ${c.operation?.operationId}`)),
 
-    postResponseHandler: async (c: Context, request: RoutedRequest, res: ServerResponse) => {
-      request.operationId = c.operation?.operationId;
-      const deprecation = deprecations.get(c.operation?.operationId ?? '');
-      const withDeprecation = (reply: Reply): Reply => (deprecation ? { ...reply, headers: { ...reply.headers, ...deprecation } } : reply);
-      const reply = withDeprecation(c.response as Reply);
-      const operationId = c.operation?.operationId ?? 'none';
-      const items = reply.stream && arrayItems.get(`${operationId} ${reply.status}`);
-      // A reply the contract refuses: logged with what was wrong, counted, and never sent.
-      const violation = (problem: string, outcome: string, item?: unknown): void => {
-        onViolation(operationId);
-        const itemId = (item as { id?: unknown } | undefined)?.id;
-        logger.error(
-          { requestId: request.requestId, operationId, status: reply.status, problem, ...(itemId === undefined ? {} : { itemId }) },
-          `response violates the contract; ${outcome}`,
-        );
-      };
-      const internalError = (): void => sendReply(res, withDeprecation(errorReply(new ApiError('internal_error'))));
-      const problem =
-        reply.stream && !items
-          ? `status ${reply.status} of ${operationId} is not a JSON array that can be streamed`
-          : contractProblem(api, validateError, checkedErrors, c.operation, reply);
-      if (problem) {
-        await reply.stream?.close();
-        violation(problem, 'sending 500 instead');
-        internalError();
-        return;
-      }
-      if (!reply.stream || !items) {
-        sendReply(res, reply);
-        return;
-      }
-      try {
-        await sendJsonArray(res, reply.stream, {
-          status: reply.status,
-          headers: reply.headers ?? {},
-          writeItem: items,
-          chunkItems,
-          coding: negotiateCoding(request.headers),
-          head: request.method === 'HEAD',
-          onError: (err) => {
-            if (err instanceof ItemViolation) violation(err.problem, 'connection closed', err.item);
-            else logger.error({ err, requestId: request.requestId, operationId }, 'stream failed; connection closed');
-          },
-        });
-      } catch (err) {
-        if (err instanceof ItemViolation) {
-          violation(err.problem, 'sending 500 instead', err.item);
-          internalError();
-        } else sendReply(res, withDeprecation(failure(c, request, err)));
-      }
-    },
+    postResponseHandler: (c: Context, request: RoutedRequest, res: ServerResponse) =>
+      checkAndSend(c.operation, request, res, c.response as Reply),
   });
-
-  const operationHandler =
-    (operationId: string, handle: OperationHandler<OperationId>) =>
-    async (c: Context, request: RoutedRequest): Promise<Reply> => {
-      try {
-        const { keyName } = c.security?.bearerAuth as { keyName: string };
-        const read = inputReaders.get(operationId);
-        if (read === undefined) throw new Error(`no input reader for ${operationId}`);
-        const inputs = read({
-          params: c.request.params as Record<string, unknown>,
-          query: c.request.query as Record<string, unknown>,
-          headers: request.headers,
-        });
-        // The context's parts are typed per operation in OperationHandler; here, where every
-        // operation meets, they are the converted values the reader built from the document.
-        return await handle({ ...inputs, body: c.request.requestBody as never, keyName } as unknown as HandlerContext<OperationId>);
-      } catch (err) {
-        return failure(c, request, err);
-      }
-    };
 
   api.registerSecurityHandler('bearerAuth', async (c: Context): Promise<SecurityResult> => {
     const token = parseBearer((c.request.headers as IncomingMessage['headers']).authorization);
@@ -191,9 +199,7 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
   });
 
   await api.init();
-  const router = new CompiledRouter({ definition: api.definition, apiRoot: '/v1' });
-  api.router = router;
-  api.validator.router = router;
+  const router = useCompiledRouter(api, '/v1');
   const { handlers, mocked } = bindHandlers(api.getOperations(), options.definitions, options.overrides ?? {}, {
     store,
     listChunkItems: chunkItems,
@@ -213,8 +219,7 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
       try {
         body = requestBodyOf(operation, request);
       } catch (err) {
-        request.operationId = operation?.operationId;
-        sendReply(res, failure({ operation } as Context, request, err));
+        await checkAndSend(operation, request, res, failure({ operation }, request, err));
         return;
       }
     }

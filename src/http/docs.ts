@@ -1,5 +1,6 @@
 import path from 'node:path';
 import express, { type Router } from 'express';
+import { answeredBy } from './request-state';
 
 /** Swagger UI's files, from its npm package: the page needs no CDN and works offline. */
 const SWAGGER_UI = path.dirname(require.resolve('swagger-ui-dist/package.json'));
@@ -38,16 +39,16 @@ const INIT = `window.ui = SwaggerUIBundle({
 /** GET /docs: the API reference page, rendered by Swagger UI from /v1/openapi.json. */
 export function docsRouter(): Router {
   const router = express.Router();
-  router.get('/docs', (_req, res) => {
-    res.locals.endpoint = 'docs';
+  router.get('/docs', (req, res) => {
+    answeredBy(req, 'docs');
     res.type('html').setHeader('Cache-Control', 'no-cache').send(PAGE);
   });
-  router.get('/docs/init.js', (_req, res) => {
-    res.locals.endpoint = 'docs';
+  router.get('/docs/init.js', (req, res) => {
+    answeredBy(req, 'docs');
     res.type('js').setHeader('Cache-Control', 'no-cache').send(INIT);
   });
   router.get('/docs/assets/:file', (req, res, next) => {
-    res.locals.endpoint = 'docs';
+    answeredBy(req, 'docs');
     if (!ASSETS.has(req.params.file)) return next();
     // The assets change only with the package version; a day of caching spares the 1.5 MB bundle.
     res.setHeader('Cache-Control', 'public, max-age=86400');

@@ -1,6 +1,7 @@
-import type { ServerResponse } from 'node:http';
+import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { OperationId, operations } from '../contract/types';
-import type { ApiError } from '../errors';
+import { toApiError, type ApiError } from '../errors';
+import type { Logger } from '../logger';
 import type { ChunkSource } from './stream';
 
 /** A response as handlers describe it, before it is checked against the spec and sent. */
@@ -48,25 +49,55 @@ export type SuccessReply<K extends OperationId> = {
     HeadersOf<Responses<K>[S]>;
 }[SuccessStatus<K>];
 
+/** The headers every response carries, whatever answers it: no cache may keep an order or a keyed answer. */
+export function commonHeaders(requestId?: string): Record<string, string> {
+  return {
+    ...(requestId === undefined ? {} : { 'X-Request-Id': requestId }),
+    'X-Content-Type-Options': 'nosniff',
+    'Cache-Control': 'no-store',
+  };
+}
+
 /** The reply that renders an ApiError: the spec's Error body, its status, and its headers. */
 export function errorReply(error: ApiError): Reply {
   return { status: error.status, body: error.toBody(), headers: { ...error.headers }, error };
 }
 
 /**
- * Writes a checked reply: JSON bodies as exactly `application/json`, with a Content-Length.
- * The body goes to `end` as a string, so Node sends it in one write with the head.
+ * The one place anything thrown becomes a reply: an ApiError renders as itself; anything else is
+ * logged with `context` and becomes the generic 500 (503 for an unreachable store).
  */
-export function sendReply(res: ServerResponse, reply: Reply): void {
+export function renderError(err: unknown, logger: Logger, context: Record<string, unknown>): Reply {
+  const { error, expected } = toApiError(err);
+  if (!expected) logger.error({ err, ...context }, 'request failed');
+  return errorReply(error);
+}
+
+/** A reply's head and body as they go on the wire: JSON as exactly `application/json`, with a Content-Length. */
+function serialize(reply: Reply): { headers: Record<string, string | number>; payload: string | undefined } {
   const headers: Record<string, string | number> = { ...reply.headers };
-  if (reply.body === undefined) {
-    res.writeHead(reply.status, headers);
-    res.end();
-    return;
-  }
+  if (reply.body === undefined) return { headers, payload: undefined };
   const payload = JSON.stringify(reply.body);
   headers['Content-Type'] = 'application/json';
   headers['Content-Length'] = Buffer.byteLength(payload, 'utf8');
+  return { headers, payload };
+}
+
+/** Writes a checked reply. The body goes to `end` as a string, so Node sends it in one write with the head. */
+export function sendReply(res: ServerResponse, reply: Reply): void {
+  const { headers, payload } = serialize(reply);
   res.writeHead(reply.status, headers);
-  res.end(payload, 'utf8');
+  if (payload === undefined) res.end();
+  else res.end(payload, 'utf8');
+}
+
+/**
+ * An Error reply as raw HTTP/1.1 bytes, for a connection whose request never became one (Node's
+ * `clientError`): the same head sendReply writes, the common headers, and `Connection: close`.
+ */
+export function rawErrorResponse(error: ApiError): string {
+  const { headers, payload } = serialize(errorReply(error));
+  const head = { ...commonHeaders(), ...headers, Connection: 'close' };
+  const lines = Object.entries(head).map(([name, value]) => `${name}: ${value}\r\n`);
+  return `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\n${lines.join('')}\r\n${payload ?? ''}`;
 }

@@ -1,0 +1,172 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
+import { ApiError } from '../errors';
+import type { Logger } from '../logger';
+import type { Metrics } from '../metrics';
+import type { Dispatch } from './backend';
+import { commonHeaders, renderError, sendReply } from './reply';
+import { requestState, startRequestState, type RequestState } from './request-state';
+
+/**
+ * The request pipeline. Every request goes through these steps, in this order:
+ *
+ *   1. identify       its request id and typed state (request-state.ts), and the common headers
+ *   2. record         once the response is over (sent, or abandoned): one log line and the metrics
+ *   3. limit          a body over the limit is a 413; one within it is read whole before routing
+ *   4. route          an infrastructure endpoint (express's routes, in app.ts), or the contract
+ *
+ * and, for the contract, in the dispatcher (backend.ts), in the order openapi-backend runs them:
+ *
+ *   5. match          the operation, by method and path (404, 405), and parse a declared body (400, 415)
+ *   6. authenticate   the bearer key (401)
+ *   7. validate       parameters and body against the document (400)
+ *   8. handle         the operation's handler, given its typed inputs
+ *   9. check, send    the reply against the document (a logged 500 when it breaks it), then send it
+ *
+ * Anything thrown on the way becomes an Error reply in one place, renderError (reply.ts), which the
+ * server's client errors (server.ts) share.
+ */
+export interface PipelineOptions {
+  logger: Logger;
+  metrics: Metrics;
+  /** Largest request body accepted, in bytes. */
+  maxBodyBytes: number;
+  /** The contract's dispatcher: mounted here, once. */
+  dispatch: Dispatch;
+  /** Whether a path belongs to an infrastructure endpoint rather than the contract. */
+  isEndpoint: (path: string) => boolean;
+}
+
+/** The pipeline's three express handlers: its entry, what answers a path no endpoint serves, and the error renderer. */
+export interface Pipeline {
+  readonly entry: RequestHandler;
+  readonly unrouted: RequestHandler;
+  readonly renderThrown: ErrorRequestHandler;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Builds the pipeline's steps around a dispatcher. */
+export function createPipeline(options: PipelineOptions): Pipeline {
+  const { logger, metrics, maxBodyBytes, dispatch, isEndpoint } = options;
+
+  // 1. identify
+  const identify = (req: IncomingMessage, res: ServerResponse): RequestState => {
+    const incoming = req.headers['x-request-id'];
+    const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    const state = startRequestState(req, requestId);
+    for (const [name, value] of Object.entries(commonHeaders(requestId))) res.setHeader(name, value);
+    return state;
+  };
+
+  // 2. record: never the headers, so never a key.
+  const record = (req: Request, res: Response, state: RequestState): void => {
+    res.once('close', () => {
+      const seconds = Number(process.hrtime.bigint() - state.started) / 1e9;
+      const operation = state.handledBy ?? 'none';
+      metrics.observe(operation, req.method, res.statusCode, seconds);
+      logger.info(
+        {
+          requestId: state.requestId,
+          method: req.method,
+          path: req.path,
+          operationId: operation,
+          status: res.statusCode,
+          durationMs: Math.round(seconds * 1e6) / 1e3,
+          ...(res.writableFinished ? {} : { aborted: true }),
+        },
+        'request',
+      );
+    });
+  };
+
+  // 4. route
+  const route = (req: Request, res: Response, next: NextFunction, state: RequestState, body?: Buffer): Promise<void> | void => {
+    const rawPath = req.path;
+    if (isEndpoint(rawPath)) return next();
+    if (!decodable(rawPath)) throw new ApiError('invalid_request', 'The request path contains malformed percent-encoding');
+    const queryIndex = req.originalUrl.indexOf('?');
+    return dispatch(
+      {
+        method: req.method,
+        path: rawPath,
+        query: queryIndex === -1 ? '' : req.originalUrl.slice(queryIndex + 1),
+        headers: req.headers,
+        state,
+        body,
+      },
+      res,
+    );
+  };
+
+  const entry: RequestHandler = (req, res, next) => {
+    const state = identify(req, res);
+    record(req, res, state);
+    // 3. limit
+    const declared = req.headers['content-length'];
+    if (declared !== undefined && Number(declared) > maxBodyBytes) throw bodyTooLarge(maxBodyBytes);
+    if ((declared === undefined || declared === '0') && req.headers['transfer-encoding'] === undefined) {
+      return route(req, res, next, state);
+    }
+    return readBody(req, maxBodyBytes).then((outcome) => {
+      if (outcome === 'too_large') throw bodyTooLarge(maxBodyBytes);
+      if (outcome !== 'aborted') return route(req, res, next, state, outcome);
+    });
+  };
+
+  const unrouted: RequestHandler = () => {
+    throw new ApiError('not_found');
+  };
+
+  const renderThrown: ErrorRequestHandler = (err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    if (res.headersSent) {
+      logger.error({ err, requestId: requestState(req).requestId }, 'request failed after its response began');
+      res.destroy();
+      return;
+    }
+    sendReply(res, renderError(err, logger, { requestId: requestState(req).requestId }));
+  };
+
+  return { entry, unrouted, renderThrown };
+}
+
+/** The 413 for a body over the limit; the connection closes after it, with the rest of the body unread. */
+function bodyTooLarge(limit: number): ApiError {
+  return new ApiError('invalid_request', `The request body exceeds ${limit} bytes`, { Connection: 'close' }, 413);
+}
+
+/**
+ * Reads a request body whole, so that a request is complete before it is answered: the body's
+ * bytes, `too_large` as soon as it passes the limit, or `aborted` if the client went away first.
+ */
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too_large' | 'aborted'> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let received = 0;
+    const onData = (chunk: Buffer): void => {
+      received += chunk.length;
+      if (received <= limit) {
+        chunks.push(chunk);
+        return;
+      }
+      req.off('data', onData);
+      req.pause();
+      resolve('too_large');
+    };
+    const whole = (): void => resolve(Buffer.concat(chunks, received));
+    req.on('data', onData);
+    req.once('end', whole);
+    req.once('close', () => (req.complete ? whole() : resolve('aborted')));
+    req.once('error', () => resolve('aborted'));
+  });
+}
+
+function decodable(rawPath: string): boolean {
+  try {
+    decodeURIComponent(rawPath);
+    return true;
+  } catch {
+    return false;
+  }
+}
