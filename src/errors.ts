@@ -13,8 +13,25 @@ export const ERRORS: { readonly [C in ErrorCode]: { readonly status: number; rea
   service_unavailable: { status: 503, message: 'The order store is unavailable' },
 };
 
+/**
+ * An Error without a stack trace. An ApiError is an expected answer, never logged with a stack, and
+ * capturing one costs more than the rest of a 404; V8 captures it in Error's constructor, reading
+ * `Error.stackTraceLimit` there and nowhere else, so the limit is 0 only for the length of that call.
+ */
+class StacklessError extends Error {
+  constructor(message: string) {
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    try {
+      super(message);
+    } finally {
+      Error.stackTraceLimit = limit;
+    }
+  }
+}
+
 /** The one error type handlers throw; it carries a code from the spec's closed set. */
-export class ApiError extends Error {
+export class ApiError extends StacklessError {
   override name = 'ApiError';
   readonly code: ErrorCode;
   readonly status: number;
@@ -23,12 +40,7 @@ export class ApiError extends Error {
 
   /** `status` differs from the code's own only for the request limits (408, 413, 431), all `invalid_request`. */
   constructor(code: ErrorCode, message?: string, headers: Record<string, string> = {}, status = ERRORS[code].status) {
-    // An ApiError is an expected answer, never logged with a stack: skip capturing one, which
-    // costs more than the rest of a 404.
-    const limit = Error.stackTraceLimit;
-    Error.stackTraceLimit = 0;
     super(message ?? ERRORS[code].message);
-    Error.stackTraceLimit = limit;
     this.code = code;
     this.status = status;
     this.headers = headers;

@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { createApp } from '../src/app';
 import { expectConforms } from './helpers/contract';
+import { ApiError } from '../src/errors';
 import { createLogger } from '../src/logger';
 import { eachStore } from './helpers/store-suite';
 import { order } from './helpers/store';
@@ -156,5 +157,20 @@ eachStore((s) => {
     expect(given.headers['x-request-id']).toBe('abc-123');
     expect(made.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
     expect(hostile.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('ApiError', () => {
+  test('it carries no stack trace, and leaves Error.stackTraceLimit as it was for every other error', () => {
+    const limit = Error.stackTraceLimit;
+
+    const error = new ApiError('order_not_found', 'Order 4 was not found');
+    const other = new Error('boom');
+
+    expect(error).toBeInstanceOf(Error);
+    expect(error.stack).not.toMatch(/\n\s+at /);
+    expect(error.toBody()).toEqual({ code: 'order_not_found', message: 'Order 4 was not found', status: 404 });
+    expect(Error.stackTraceLimit).toBe(limit);
+    expect(other.stack).toMatch(/\n\s+at /);
   });
 });

@@ -1,4 +1,4 @@
-import { OpenAPIRouter, type Operation as AnyOperation, type ParsedRequest, type Request } from 'openapi-backend';
+import { OpenAPIRouter, type OpenAPIBackend, type Operation as AnyOperation, type ParsedRequest, type Request } from 'openapi-backend';
 import type { OpenAPIV3 } from 'openapi-types';
 
 type Operation = AnyOperation<OpenAPIV3.Document>;
@@ -160,4 +160,17 @@ function paramExtractor(template: string): (path: string) => Record<string, stri
     }
     return params;
   };
+}
+
+/**
+ * Puts a CompiledRouter in place of an initialised backend's stock router, for its routing and its
+ * validator, and returns it. openapi-backend has no option for a router of one's own, so this sets
+ * the two fields it reads (`api.router`, `api.validator.router`); that is why openapi-backend is
+ * pinned exactly, and tests/router.test.ts checks that this router matches the stock one.
+ */
+export function useCompiledRouter(api: OpenAPIBackend<OpenAPIV3.Document>, apiRoot: string): CompiledRouter {
+  const router = new CompiledRouter({ definition: api.definition, apiRoot });
+  api.router = router;
+  api.validator.router = router;
+  return router;
 }
