@@ -4,7 +4,7 @@
 // leaves the last good server running (or brings it back) and prints why.
 // Arguments after `--` go to `serve` (`npm run dev -- --port 3000`).
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, readFileSync, rmSync, watch } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, watch, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -31,6 +31,16 @@ let stopping = false;
 
 say('starting');
 rmSync(work, { recursive: true, force: true });
+mkdirSync(work, { recursive: true });
+// The server's code only, compiled incrementally into one place; each good build is then copied out.
+writeFileSync(
+  path.join(work, 'tsconfig.json'),
+  JSON.stringify({
+    extends: '../tsconfig.build.json',
+    compilerOptions: { outDir: 'next', rootDir: '..', incremental: true, tsBuildInfoFile: 'tsbuildinfo', noEmitOnError: true },
+    include: ['../src', '../generated'],
+  }),
+);
 await rebuild(new Set());
 for (const dir of WATCHED) {
   watch(path.join(root, dir), { recursive: true }, (_event, file) => {
@@ -70,8 +80,9 @@ async function rebuild(changed) {
     generatedFrom.set(document.spec, text);
   }
   const build = path.join(work, `build-${++builds}`);
-  const compiled = run(['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json', '--noEmitOnError', '--outDir', build]);
+  const compiled = run(['node_modules/typescript/bin/tsc', '-p', path.join(work, 'tsconfig.json')]);
   if (compiled.status !== 0) return keep('the change does not compile', compiled.output);
+  cpSync(path.join(work, 'next'), build, { recursive: true });
   // The server reads its documents and changelog next to its code: this build keeps the ones it was built from.
   cpSync(path.join(root, 'spec'), path.join(build, 'spec'), { recursive: true });
   cpSync(path.join(root, 'CHANGELOG.md'), path.join(build, 'CHANGELOG.md'));

@@ -31,17 +31,30 @@ function freePort(): Promise<number> {
   });
 }
 
-/** Resolves once dev has printed `pattern` `times` times in all; rejects if it exits first. */
+/** Resolves once dev has printed `pattern` `times` times in all; rejects, with what it printed, if it exits or two minutes pass first. */
 function printed(pattern: RegExp, times = 1): Promise<void> {
   const count = (): number => output.match(new RegExp(pattern.source, 'g'))?.length ?? 0;
   return new Promise((resolve, reject) => {
+    const stop = (): void => {
+      clearTimeout(timer);
+      dev!.stderr!.off('data', check);
+      dev!.off('exit', exited);
+    };
     const check = (): void => {
       if (count() < times) return;
-      dev!.stderr!.off('data', check);
+      stop();
       resolve();
     };
+    const exited = (): void => {
+      stop();
+      reject(new Error(`dev exited before printing ${String(pattern)}:\n${output}`));
+    };
+    const timer = setTimeout(() => {
+      stop();
+      reject(new Error(`dev did not print ${String(pattern)} ${times} times within two minutes:\n${output}`));
+    }, 120000);
     dev!.stderr!.on('data', check);
-    dev!.once('exit', () => reject(new Error(`dev exited:\n${output}`)));
+    dev!.once('exit', exited);
     check();
   });
 }
@@ -93,4 +106,4 @@ test('a spec edit is served without a restart; a change that does not compile or
 
   expect(output).toContain('is deprecated but has no x-deprecated-at date');
   expect(await description(url)).toMatch(/^The edited store-orders API/);
-}, 120000);
+}, 480000);
