@@ -30,6 +30,10 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/** The response a connection is writing, so that a client error after its head never writes a second one. */
+const ANSWERING = Symbol('petstore.answering');
+type AnsweringSocket = Socket & { [ANSWERING]?: http.ServerResponse };
+
 /**
  * An http.Server for an express app, whose requests and responses are built with the app's own
  * prototypes (see withAppPrototypes: the measured reason is there).
@@ -40,8 +44,6 @@ export interface RunningServer {
  */
 export function createHttpServer(app: Express, limits: HttpLimits = DEFAULT_LIMITS, logger: Logger = silentLogger): http.Server {
   const { listener, IncomingMessage, ServerResponse } = withAppPrototypes(app);
-  // The response each connection is writing, so that a client error after its head never writes a second one.
-  const answering = new WeakMap<Socket, http.ServerResponse>();
   const server = http.createServer(
     {
       IncomingMessage,
@@ -55,12 +57,12 @@ export function createHttpServer(app: Express, limits: HttpLimits = DEFAULT_LIMI
       connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(limits.headersTimeoutMs / 4))),
     },
     (req, res) => {
-      answering.set(req.socket, res);
+      (req.socket as AnsweringSocket)[ANSWERING] = res;
       listener(req, res);
     },
   );
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
-    answerClientError(err, socket, answering.get(socket), logger);
+    answerClientError(err, socket, (socket as AnsweringSocket)[ANSWERING], logger);
   });
   server.setTimeout(limits.socketIdleTimeoutMs, (socket: Socket) => {
     logger.info({ remote: socket.remoteAddress, idleMs: limits.socketIdleTimeoutMs }, 'closing a connection with no traffic');

@@ -46,6 +46,8 @@ export interface Pipeline {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const COMMON_HEADERS = commonHeaders();
+const COMMON_HEADER_NAMES = Object.keys(COMMON_HEADERS);
 
 /** Builds the pipeline's steps around a dispatcher. */
 export function createPipeline(options: PipelineOptions): Pipeline {
@@ -56,7 +58,8 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     const incoming = req.headers['x-request-id'];
     const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     const state = startRequestState(req, requestId);
-    for (const [name, value] of Object.entries(commonHeaders(requestId))) res.setHeader(name, value);
+    res.setHeader('X-Request-Id', requestId);
+    for (const name of COMMON_HEADER_NAMES) res.setHeader(name, COMMON_HEADERS[name]!);
     return state;
   };
 
