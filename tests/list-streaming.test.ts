@@ -28,6 +28,19 @@ eachStore((s) => {
       await expectConforms(res, 'listOrders');
     });
 
+    test('a list of exactly one chunk goes out whole, with a Content-Length, not chunked', async () => {
+      await s.store.importOrders(many(4));
+
+      const res = await request(await createApp({ store: s.store, listChunkItems: 4 }))
+        .get('/v1/store/orders')
+        .set(s.auth);
+
+      expect(res.status).toBe(200);
+      expect(res.headers['transfer-encoding']).toBeUndefined();
+      expect(res.headers['content-length']).toBe(String(Buffer.byteLength(res.text)));
+      expect(res.body.map((o: { id: number }) => o.id)).toEqual([1, 2, 3, 4]);
+    });
+
     test.each([
       ['exactly one chunk', 4],
       ['a multiple of the chunk size', 8],

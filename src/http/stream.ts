@@ -5,6 +5,8 @@ import { COMPRESS_MIN_BYTES, createCompressor, type Coding } from './encoding';
 /** Items read in chunks from a snapshot that must be closed; the store's OrderSnapshot is one. */
 export interface ChunkSource<T> {
   read(max: number): Promise<T[]>;
+  /** Whether every item has been read, for a source that knows without reading on. */
+  exhausted?(): boolean;
   close(): Promise<void>;
 }
 
@@ -42,7 +44,9 @@ export async function sendJsonArray<T>(res: ServerResponse, source: ChunkSource<
   try {
     const first = await source.read(chunkItems);
     let text = first.map(writeItem).join(',');
-    const whole = first.length < chunkItems;
+    // A list of exactly one chunk is whole too when the source knows it has nothing more: it goes
+    // out with a Content-Length in one write, not chunked over two turns of the event loop.
+    const whole = first.length < chunkItems || source.exhausted?.() === true;
     const coding = whole && text.length + 2 < COMPRESS_MIN_BYTES ? 'identity' : options.coding;
 
     committed = true;

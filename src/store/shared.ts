@@ -39,6 +39,7 @@ export function snapshotOf(etag: string, orders: Order[]): OrderSnapshot {
       at += chunk.length;
       return chunk;
     },
+    exhausted: () => at >= orders.length,
     close: async () => undefined,
   };
 }

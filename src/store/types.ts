@@ -31,6 +31,8 @@ export interface OrderSnapshot {
   readonly etag: string;
   /** Up to `max` more orders in id order; an empty array once the list is exhausted. */
   read(max: number): Promise<Order[]>;
+  /** Whether every order has been read; a snapshot that cannot tell without reading on leaves it out. */
+  exhausted?(): boolean;
   /** Releases the snapshot; safe to call more than once. */
   close(): Promise<void>;
 }
