@@ -52,6 +52,7 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
     overrides: deps.handlers,
     chunkItems,
     onViolation: (operationId) => metrics.violation(operationId),
+    onDeprecatedCall: (operationId) => metrics.deprecatedCall(operationId),
   });
   const pipeline = createPipeline({
     logger,

@@ -9,6 +9,8 @@ export interface Metrics {
   observe(operation: string, method: string, status: number, seconds: number): void;
   /** Counts a reply the contract check stopped (a 500 sent instead, or a streamed list cut). */
   violation(operation: string): void;
+  /** Counts a call to an operation the document marks deprecated, whatever its answer. */
+  deprecatedCall(operation: string): void;
   /** Whether a request may read /metrics: always without a token, else only with `Bearer <token>`. */
   allowed(authorization: string | undefined): boolean;
 }
@@ -45,6 +47,12 @@ export function createMetrics(
     labelNames: ['operation'] as const,
     registers: [registry],
   });
+  const deprecatedCalls = new Counter({
+    name: 'petstore_deprecated_requests_total',
+    help: 'Calls to operations the document marks deprecated, by operationId: who still depends on one before its sunset',
+    labelNames: ['operation'] as const,
+    registers: [registry],
+  });
   const { logDrops } = options;
   if (logDrops !== undefined) {
     new Counter({
@@ -70,6 +78,7 @@ export function createMetrics(
       duration.observe(labels, seconds);
     },
     violation: (operation) => violations.inc({ operation }),
+    deprecatedCall: (operation) => deprecatedCalls.inc({ operation }),
     // Compared by hash, in constant time, so the comparison leaks nothing about the token.
     allowed: (authorization) =>
       expected === undefined ||

@@ -84,3 +84,19 @@ eachStore((s) => {
     });
   });
 });
+
+eachStore((s) => {
+  test('every call to a deprecated operation is counted by operation, whatever its answer; other operations are not', async () => {
+    await s.store.importOrders([order({ id: 1, petId: 10 })]);
+    const app = await createApp({ store: s.store });
+
+    await request(app).get('/v1/pets/10').set(s.auth);
+    await request(app).get('/v1/pets/11').set(s.auth);
+    await request(app).get('/v1/pets/10');
+    await request(app).delete('/v1/store/orders/1').set(s.auth);
+    const metrics = await request(app).get('/metrics');
+
+    expect(metrics.text).toContain('petstore_deprecated_requests_total{operation="getPetById"} 3');
+    expect(metrics.text).not.toContain('petstore_deprecated_requests_total{operation="cancelOrder"}');
+  });
+});

@@ -37,6 +37,8 @@ export interface BackendOptions {
   chunkItems: number;
   /** Called for every reply the contract check stopped, streamed or not. */
   onViolation?: (operationId: string) => void;
+  /** Called for every request to an operation the document marks deprecated. */
+  onDeprecatedCall?: (operationId: string) => void;
 }
 
 /** The request as the dispatcher sees it: method and raw path, percent-encoding intact. */
@@ -63,6 +65,7 @@ type SecurityResult = { keyName: string } | { error: 'missing' | 'invalid' | Err
 export async function createDispatcher(options: BackendOptions): Promise<Dispatch> {
   const { document, store, logger, chunkItems } = options;
   const onViolation = options.onViolation ?? (() => undefined);
+  const onDeprecatedCall = options.onDeprecatedCall ?? (() => undefined);
   const deprecations = deprecationHeaders(document);
   // Error replies made by ApiError differ only in `message`, which the Error schema types as any
   // string; once one (operation, status, code, headers) has been checked, every later one conforms.
@@ -93,6 +96,7 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
   ): Promise<void> => {
     request.state.handledBy = operation?.operationId;
     const deprecation = deprecations.get(operation?.operationId ?? '');
+    if (deprecation !== undefined) onDeprecatedCall(operation!.operationId!);
     const withDeprecation = (reply: Reply): Reply => (deprecation ? { ...reply, headers: { ...reply.headers, ...deprecation } } : reply);
     const reply = withDeprecation(handlerReply);
     const operationId = operation?.operationId ?? 'none';
