@@ -1,0 +1,65 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { OpenAPIV3 } from 'openapi-types';
+import { parse } from 'yaml';
+import { SPEC_PATH } from '../document';
+import { changelogSections, checkRelease, semver, type CompatReport, type Finding } from './compare';
+
+/** A working document's check against the last release of its major version. */
+export interface DocumentCheck {
+  document: string;
+  /** The release it was compared with, or none: a major version not released yet has nothing to keep. */
+  release: string | null;
+  report: CompatReport | null;
+}
+
+/** The working documents, each with the directory of its releases. */
+const DOCUMENTS = ['openapi.yaml'];
+
+/**
+ * Checks every working document of the project against the last release of its major version in
+ * `spec/released/<version>.yaml`, with CHANGELOG.md for the sections additive changes need.
+ */
+export function checkProject(now: Date, specDir = path.dirname(SPEC_PATH)): DocumentCheck[] {
+  const releasedDir = path.join(specDir, 'released');
+  const changelog = fs.readFileSync(path.join(specDir, '..', 'CHANGELOG.md'), 'utf8');
+  const releases = fs.existsSync(releasedDir)
+    ? fs
+        .readdirSync(releasedDir)
+        .filter((name) => /^\d+\.\d+\.\d+\.yaml$/.test(name))
+        .map((name) => name.slice(0, -'.yaml'.length))
+    : [];
+  return DOCUMENTS.map((name) => {
+    const document = path.join('spec', name);
+    const head = readDocument(path.join(specDir, name));
+    const [major] = semver(head.info.version);
+    const last = releases
+      .filter((version) => semver(version)[0] === major)
+      .sort((a, b) => compareVersions(semver(a), semver(b)))
+      .pop();
+    if (last === undefined) return { document, release: null, report: null };
+    const base = readDocument(path.join(releasedDir, `${last}.yaml`));
+    const report = checkRelease(base, head, { now, changelog });
+    // The changelog announces every release: one section for each document kept in spec/released.
+    const announced = changelogSections(changelog);
+    for (const version of releases.filter((release) => semver(release)[0] === major && !announced.has(release))) {
+      report.problems.push(`CHANGELOG.md has no section for the released ${version} (spec/released/${version}.yaml)`);
+    }
+    return { document, release: path.join('spec', 'released', `${last}.yaml`), report };
+  });
+}
+
+/** Reads an OpenAPI document from a YAML or JSON file. */
+export function readDocument(file: string): OpenAPIV3.Document {
+  return parse(fs.readFileSync(file, 'utf8')) as OpenAPIV3.Document;
+}
+
+/** One line per finding: its class, its rule, where, and what changed. */
+export function formatFindings(findings: readonly Finding[]): string {
+  return findings.map((finding) => `${finding.class.padEnd(8)}  ${finding.rule}  ${finding.pointer}  ${finding.message}\n`).join('');
+}
+
+function compareVersions(a: readonly number[], b: readonly number[]): number {
+  for (let i = 0; i < 3; i += 1) if (a[i] !== b[i]) return a[i]! - b[i]!;
+  return 0;
+}
