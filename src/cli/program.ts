@@ -3,7 +3,11 @@ import type { Readable } from 'node:stream';
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigError, loadConfig, type Config } from '../config';
 import { checkDeployment, formatReport } from '../contract/check-deployment';
+import { compareDocuments } from '../contract/compat/compare';
+import { checkProject, formatFindings } from '../contract/compat/project';
 import { loadDocument } from '../contract/document';
+import { parse as parseYaml } from 'yaml';
+import type { OpenAPIV3 } from 'openapi-types';
 import { seedDemo } from '../demo';
 import { idProblem, parseId } from '../ids';
 import { generateKey, hashKey, keyNameProblem } from '../keys';
@@ -206,7 +210,76 @@ function buildProgram(io: CliIO): Command {
       },
     );
 
+  program
+    .command('compat')
+    .description(
+      'compare OpenAPI documents: with no options, every working document of this project against its last release; with --base and --head, any two',
+    )
+    .option('--base <file|url>', 'the document you built against: a file, or an http(s) URL')
+    .option('--head <file|url>', 'the document to check, e.g. https://orders.example.com/v1/openapi.json')
+    .option('--json', 'print the findings as JSON')
+    .action(async (options: { base?: string; head?: string; json?: boolean }) => {
+      const now = new Date();
+      if (options.base === undefined && options.head === undefined) {
+        const checks = checkProject(now);
+        const passed = checks.every((check) => (check.report?.problems.length ?? 0) === 0);
+        if (options.json) {
+          await io.stdout(`${JSON.stringify({ passed, documents: checks }, null, 2)}\n`);
+        } else {
+          for (const { document, release, report } of checks) {
+            if (report === null) {
+              await io.stdout(`${document}: no release of its major version yet; nothing is frozen\n`);
+              continue;
+            }
+            const summary = report.findings.length === 0 ? 'no changes' : `${report.findings.length} change(s)`;
+            await io.stdout(`${document} (${report.headVersion}) against ${release} (${report.baseVersion}): ${summary}\n`);
+            await io.stdout(formatFindings(report.findings));
+            for (const problem of report.problems) await io.stdout(`problem: ${problem}\n`);
+          }
+        }
+        if (!passed) throw new ContractViolation();
+        return;
+      }
+      if (options.base === undefined || options.head === undefined)
+        throw new CliError('--base and --head go together: give both, or neither to check this project');
+      const [base, head] = await Promise.all([readDocumentFrom('--base', options.base), readDocumentFrom('--head', options.head)]);
+      const findings = compareDocuments(base, head, now);
+      const breaking = findings.filter((finding) => finding.class === 'breaking').length;
+      if (options.json) await io.stdout(`${JSON.stringify({ breaking: breaking > 0, findings }, null, 2)}\n`);
+      else {
+        await io.stdout(formatFindings(findings));
+        const count = (which: string) => findings.filter((finding) => finding.class === which).length;
+        await io.stdout(`${breaking} breaking, ${count('additive')} additive, ${count('docs')} docs-only change(s)\n`);
+      }
+      if (breaking > 0) throw new ContractViolation();
+    });
+
   return program;
+}
+
+/** An OpenAPI document from a file or an http(s) URL, YAML or JSON; a clear error naming the option when it cannot be read. */
+async function readDocumentFrom(option: string, source: string): Promise<OpenAPIV3.Document> {
+  let text: string;
+  try {
+    if (/^https?:\/\//.test(source)) {
+      const response = await fetch(source, { signal: AbortSignal.timeout(15000) });
+      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      text = await response.text();
+    } else text = fs.readFileSync(source, 'utf8');
+  } catch (err) {
+    throw new CliError(`${option}: cannot read ${source}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  let document: unknown;
+  try {
+    document = parseYaml(text);
+  } catch (err) {
+    throw new CliError(`${option}: ${source} is not YAML or JSON: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const version = (document as { info?: { version?: unknown } } | null)?.info?.version;
+  if (typeof document !== 'object' || document === null || !('paths' in document) || typeof version !== 'string') {
+    throw new CliError(`${option}: ${source} is not an OpenAPI document (it needs info.version and paths)`);
+  }
+  return document as OpenAPIV3.Document;
 }
 
 /** The deployment broke the contract: the report says how; exit status 1 with nothing more. */

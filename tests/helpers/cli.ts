@@ -24,6 +24,22 @@ export function cli(
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
+/** Runs one CLI command to completion without blocking the event loop, for a command that talks to a server in this process. */
+export function cliAsync(
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv } = {},
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env: cliEnv(options.env), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.once('error', reject);
+    child.once('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
 /**
  * Through the built CLI, as an operator would: creates a key named `keyName` and imports pending
  * orders 1..count; returns the key.

@@ -1,0 +1,139 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { stringify } from 'yaml';
+import { checkProject, readDocument } from '../src/contract/compat/project';
+import { SPEC_PATH } from '../src/contract/document';
+import { listen } from './helpers/app';
+import { cliAsync } from './helpers/cli';
+import { tempDir } from './helpers/store';
+import { openSqliteStore } from '../src/store';
+
+// `petstore-orders compat`, as CI runs it on this project and as a consumer runs it on a deployment.
+const tmp = tempDir();
+afterAll(tmp.cleanup);
+const released = path.join(path.dirname(SPEC_PATH), 'released', '1.0.0.yaml');
+
+/** A copy of the released v1 document with `edit` applied, written to a file. */
+function editedFile(name: string, edit: (doc: ReturnType<typeof readDocument>) => void): string {
+  const doc = readDocument(released);
+  edit(doc);
+  const file = path.join(tmp.dir, name);
+  fs.writeFileSync(file, stringify(doc));
+  return file;
+}
+
+test('on this project, the working document matches its release: the check passes', async () => {
+  const result = await cliAsync(['compat']);
+
+  expect(result.stdout).toBe('spec/openapi.yaml (1.0.0) against spec/released/1.0.0.yaml (1.0.0): no changes\n');
+  expect(result.status).toBe(0);
+});
+
+test("a consumer's pinned document against a deployment's /v1/openapi.json: no breaking change, exit 0", async () => {
+  const store = openSqliteStore(path.join(tmp.dir, 'served.db'));
+  const server = await listen({ store });
+  try {
+    const result = await cliAsync(['compat', '--base', released, '--head', `${server.url}/v1/openapi.json`]);
+
+    expect(result.stdout).toBe('0 breaking, 0 additive, 0 docs-only change(s)\n');
+    expect(result.status).toBe(0);
+  } finally {
+    await server.close();
+    await store.close();
+  }
+});
+
+test('a breaking change exits 1 and names the pointer and the rule, one line each', async () => {
+  const head = editedFile('no-409.yaml', (doc) => delete doc.paths['/store/orders/{orderId}']!.delete!.responses['409']);
+
+  const result = await cliAsync(['compat', '--base', released, '--head', head]);
+
+  expect(result.status).toBe(1);
+  expect(result.stdout).toContain('breaking  response-status-removed  /paths/~1store~1orders~1{orderId}/delete/responses/409  ');
+  expect(result.stdout).toMatch(/^1 breaking, 0 additive, 0 docs-only change\(s\)$/m);
+});
+
+test('--json gives the findings to machines', async () => {
+  const head = editedFile('described.yaml', (doc) => (doc.info.description = 'Orders.'));
+
+  const result = await cliAsync(['compat', '--base', released, '--head', head, '--json']);
+
+  expect(result.status).toBe(0);
+  expect(JSON.parse(result.stdout)).toEqual({
+    breaking: false,
+    findings: [{ class: 'docs', rule: 'docs-changed', pointer: '/info/description', message: expect.any(String) }],
+  });
+});
+
+test.each([
+  ['--base without --head', ['--base', 'x.yaml'], '--base and --head go together'],
+  ['an unreadable file', ['--base', '/nonexistent.yaml', '--head', 'x'], '--base: cannot read /nonexistent.yaml'],
+  [
+    'a file that is not an OpenAPI document',
+    ['--base', 'package.json', '--head', 'package.json'],
+    '--base: package.json is not an OpenAPI document',
+  ],
+])('%s is a clear error', async (_case, args, message) => {
+  const result = await cliAsync(['compat', ...args]);
+
+  expect(result.status).toBe(1);
+  expect(result.stderr).toContain(message);
+});
+
+describe('checkProject', () => {
+  /** A copy of spec/ and CHANGELOG.md whose working document is edited. */
+  function projectWith(name: string, edit: (doc: ReturnType<typeof readDocument>) => void, changelog?: string): string {
+    const root = path.join(tmp.dir, name);
+    fs.cpSync(path.dirname(SPEC_PATH), path.join(root, 'spec'), { recursive: true });
+    fs.writeFileSync(
+      path.join(root, 'CHANGELOG.md'),
+      changelog ?? fs.readFileSync(path.join(path.dirname(SPEC_PATH), '..', 'CHANGELOG.md')),
+    );
+    const working = path.join(root, 'spec', 'openapi.yaml');
+    const doc = readDocument(working);
+    edit(doc);
+    fs.writeFileSync(working, stringify(doc));
+    return path.join(root, 'spec');
+  }
+
+  test('a working document with a breaking change fails against its release', () => {
+    const spec = projectWith('breaking', (doc) => delete doc.paths['/store/orders']);
+
+    const [check] = checkProject(new Date(), spec);
+
+    expect(check!.release).toBe('spec/released/1.0.0.yaml');
+    expect(check!.report!.problems).toContainEqual(expect.stringContaining('1 breaking change to 1.0.0'));
+  });
+
+  test('an additive change passes with a minor bump and its changelog section', () => {
+    const spec = projectWith(
+      'additive',
+      (doc) => {
+        doc.info.version = '1.1.0';
+        doc.paths['/store/orders']!.get!.parameters!.push({ name: 'status', in: 'query', schema: { type: 'string' } });
+      },
+      '# Changelog\n\n## 1.1.0 (2026-12-01)\n\n- `status` filter.\n\n## 1.0.0 (2026-11-22)\n',
+    );
+
+    const [check] = checkProject(new Date(), spec);
+
+    expect(check!.report!.findings.map((f) => f.rule)).toEqual(['request-parameter-added']);
+    expect(check!.report!.problems).toEqual([]);
+  });
+
+  test('a major version with no release yet has nothing frozen', () => {
+    const spec = projectWith('next-major', (doc) => (doc.info.version = '2.0.0'));
+
+    expect(checkProject(new Date(), spec)).toEqual([{ document: 'spec/openapi.yaml', release: null, report: null }]);
+  });
+});
+
+test('a release the changelog does not announce fails the project check', () => {
+  const root = path.join(tmp.dir, 'unannounced');
+  fs.cpSync(path.dirname(SPEC_PATH), path.join(root, 'spec'), { recursive: true });
+  fs.writeFileSync(path.join(root, 'CHANGELOG.md'), '# Changelog\n');
+
+  const [check] = checkProject(new Date(), path.join(root, 'spec'));
+
+  expect(check!.report!.problems).toEqual(['CHANGELOG.md has no section for the released 1.0.0 (spec/released/1.0.0.yaml)']);
+});
