@@ -1,10 +1,9 @@
-import { Readable, pipeline } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { ValidateFunction } from 'ajv';
 import type { OpenAPIV3 } from 'openapi-types';
-import { parser } from 'stream-json';
-import { streamArray } from 'stream-json/streamers/StreamArray';
 import { createContractAjv, describeAjvError } from '../contract/validation';
 import { ImportConflictError, type ImportRecord, type Store } from '../store';
+import { JsonArrayError, jsonArrayBatches } from './json-array';
 
 /** An import file that cannot be imported; nothing was written. The message names the record and field. */
 export class ImportError extends Error {
@@ -62,24 +61,25 @@ async function* validatedRecords(
   validate: ValidateFunction<ImportRecord>,
   onProgress: ImportProgress | undefined,
 ): AsyncGenerator<ImportRecord> {
-  const records = pipeline(input, parser(), streamArray(), () => undefined);
   let count = 0;
   try {
-    for await (const { key, value } of records as AsyncIterable<{ key: number; value: unknown }>) {
-      if (!validate(value)) {
-        const problems = (validate.errors ?? []).map((error) => describeAjvError(error));
-        throw new ImportError(`record ${key}: ${problems.join('; ')}`);
+    for await (const batch of jsonArrayBatches(input)) {
+      for (const value of batch) {
+        if (!validate(value)) {
+          const problems = (validate.errors ?? []).map((error) => describeAjvError(error));
+          throw new ImportError(`record ${count}: ${problems.join('; ')}`);
+        }
+        yield value;
+        count += 1;
+        onProgress?.(count);
       }
-      yield value;
-      count += 1;
-      onProgress?.(count);
     }
   } catch (err) {
     if (err instanceof ImportError) throw err;
+    if (err instanceof JsonArrayError && err.message.includes('must hold a JSON array')) throw new ImportError(err.message);
     const message = err instanceof Error ? err.message : String(err);
-    if (/should be an array/i.test(message)) throw new ImportError('the file must hold a JSON array of orders');
     throw new ImportError(`the file is not valid JSON: ${message}`);
   } finally {
-    records.destroy();
+    input.destroy();
   }
 }
