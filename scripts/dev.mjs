@@ -41,7 +41,8 @@ writeFileSync(
     include: ['../src', '../generated'],
   }),
 );
-await rebuild(new Set());
+// Watching starts before the first build, so that nothing saved while it runs is missed (Node sets
+// up a recursive watch in the background); what changes meanwhile is rebuilt right after it.
 for (const dir of WATCHED) {
   watch(path.join(root, dir), { recursive: true }, (_event, file) => {
     if (file === null || stopping) return;
@@ -50,7 +51,14 @@ for (const dir of WATCHED) {
     timer = setTimeout(() => void drain(), SETTLE_MS);
   });
 }
+rebuilding = true;
+try {
+  await rebuild(new Set());
+} finally {
+  rebuilding = false;
+}
 say(`watching ${WATCHED.join('/ and ')}/; press Ctrl-C to stop`);
+void drain();
 for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => void shutdown());
 
 async function drain() {

@@ -75,6 +75,7 @@ test('a spec edit is served without a restart; a change that does not compile or
   });
   dev.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   await printed(/dev: serving build \d+ at/);
+  await printed(/dev: watching src\/ and spec\//);
   expect(await description(url)).toMatch(/^The store-orders part of the petstore API/);
 
   const edited = fs
