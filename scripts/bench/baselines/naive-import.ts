@@ -1,0 +1,35 @@
+// The import baseline: what a hand-written importer does with no streaming, no staging and no
+// per-record validation. It reads the whole file, JSON.parses it, and inserts every record in one
+// transaction of prepared inserts into the same `orders` table (the store's schema, its CHECKs
+// included), with the same SQLite settings. Usage: naive-import --db FILE ORDERS.json
+import fs from 'node:fs';
+import Database from 'better-sqlite3';
+import { openSqliteStore, type ImportRecord } from '../../../src/store';
+
+async function main(): Promise<void> {
+  const [flag, file, input] = process.argv.slice(2);
+  if (flag !== '--db' || file === undefined || input === undefined) throw new Error('usage: naive-import --db FILE ORDERS.json');
+  // The store creates the schema; the import itself goes around it.
+  await openSqliteStore(file).close();
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  const records = JSON.parse(fs.readFileSync(input, 'utf8')) as ImportRecord[];
+  const now = new Date().toISOString();
+  const insert = db.prepare(
+    'INSERT INTO orders (id, pet_id, quantity, ship_date, complete, status, created_at, shipped_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+  );
+  db.transaction(() => {
+    for (const r of records) {
+      const status = r.status ?? 'pending';
+      insert.run(r.id ?? null, r.petId, r.quantity, r.shipDate, r.complete ? 1 : 0, status, now, status === 'shipped' ? now : null);
+    }
+  })();
+  db.close();
+  process.stdout.write(`imported ${records.length} orders\n`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+  process.exitCode = 1;
+});
