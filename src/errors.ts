@@ -18,7 +18,7 @@ export const ERRORS: { readonly [C in ErrorCode]: { readonly status: number; rea
  * capturing one costs more than the rest of a 404; V8 captures it in Error's constructor, reading
  * `Error.stackTraceLimit` there and nowhere else, so the limit is 0 only for the length of that call.
  */
-class StacklessError extends Error {
+export class StacklessError extends Error {
   constructor(message: string) {
     const limit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;

@@ -47,8 +47,20 @@ describe('CompiledRouter', () => {
         // The one intended difference: query parameters the operation does not declare are dropped.
         expect(ours).toEqual({ ...stock.parseRequest(request, operation), query: {} });
       }
+      // The methods at the path (a 405's Allow): the ones the stock router matches, asked one by one.
+      const stockMethods = ['get', 'head', 'post', 'put', 'patch', 'delete', 'options', 'trace']
+        .filter((method) => stock.matchOperation({ ...request, method }) !== undefined)
+        .map((method) => method.toUpperCase());
+      expect([...compiled.methodsAt(request.path)].sort()).toEqual(stockMethods.sort());
     },
   );
+
+  it('throws the stock messages for a miss, which openapi-backend tells 404 and 405 apart by', () => {
+    expect(() => compiled.matchOperation({ method: 'GET', path: '/v1/nowhere', headers: {} }, true)).toThrow(/^404-notFound/);
+    expect(() => compiled.matchOperation({ method: 'PUT', path: '/v1/store/orders', headers: {} }, true)).toThrow(/^405-methodNotAllowed/);
+    expect(() => stock.matchOperation({ method: 'GET', path: '/v1/nowhere', headers: {} }, true)).toThrow(/^404-notFound/);
+    expect(() => stock.matchOperation({ method: 'PUT', path: '/v1/store/orders', headers: {} }, true)).toThrow(/^405-methodNotAllowed/);
+  });
 
   it('gives each parse its own parameter objects, so coercing one cannot change another', () => {
     const request: Request = { method: 'DELETE', path: '/v1/store/orders/42', headers: {} };

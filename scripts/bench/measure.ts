@@ -46,7 +46,7 @@ export function startServer(script: string, args: string[], port: number, marker
 /** Requests per second under autocannon, after a warm-up. Fails on any non-expected status. */
 export async function throughput(options: {
   url: string;
-  method: 'GET' | 'DELETE';
+  method: 'GET' | 'DELETE' | 'PUT';
   path: string | ((n: number) => string);
   headers: Record<string, string>;
   connections: number;

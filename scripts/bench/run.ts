@@ -58,7 +58,7 @@ function start(kind: Kind, db: string): Promise<Server> {
 interface Scenario {
   name: string;
   db: string;
-  method: 'GET' | 'DELETE';
+  method: 'GET' | 'DELETE' | 'PUT';
   path: string | ((n: number) => string);
   headers: Record<string, string>;
   connections: number;
@@ -91,7 +91,7 @@ async function main(): Promise<void> {
       expect: 200,
     },
     {
-      name: 'cancelOrder, unknown id (c=32)',
+      name: 'cancelOrder, unknown id: 404 (c=32)',
       db: small,
       method: 'DELETE',
       path: '/v1/store/orders/987654321',
@@ -117,6 +117,24 @@ async function main(): Promise<void> {
       headers: { Authorization: 'Bearer pso_wrong' },
       connections: 32,
       expect: 401,
+    },
+    {
+      name: 'unknown path: 404 (c=32)',
+      db: small,
+      method: 'GET',
+      path: '/v1/store/nowhere',
+      headers: auth,
+      connections: 32,
+      expect: 404,
+    },
+    {
+      name: 'wrong method: 405 (c=32)',
+      db: small,
+      method: 'PUT',
+      path: '/v1/store/orders',
+      headers: auth,
+      connections: 32,
+      expect: 405,
     },
   ];
 

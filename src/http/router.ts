@@ -1,5 +1,6 @@
 import { OpenAPIRouter, type OpenAPIBackend, type Operation as AnyOperation, type ParsedRequest, type Request } from 'openapi-backend';
 import type { OpenAPIV3 } from 'openapi-types';
+import { StacklessError } from '../errors';
 
 type Operation = AnyOperation<OpenAPIV3.Document>;
 
@@ -33,8 +34,10 @@ export class CompiledRouter extends OpenAPIRouter<OpenAPIV3.Document> {
   override matchOperation(req: Request, strict: boolean): Operation;
   override matchOperation(req: Request, strict = false): Operation | undefined {
     const { path: rawPath, method } = this.normalizeRequest(req);
+    // A miss is an expected answer (404, 405), and openapi-backend reads only the message of what
+    // is thrown: no stack to capture, which cost more than the rest of the match.
     const fail = (message: string): undefined => {
-      if (strict) throw new Error(message);
+      if (strict) throw new StacklessError(message);
       return undefined;
     };
     if (this.root !== '' && rawPath !== this.root && !rawPath.startsWith(`${this.root}/`)) {
@@ -51,6 +54,20 @@ export class CompiledRouter extends OpenAPIRouter<OpenAPIV3.Document> {
   }
 
   /**
+   * The methods `rawPath` answers to: those of the operations whose path is it or whose template
+   * matches it, which are exactly the methods matchOperation finds an operation for (without asking
+   * once per method). Upper case, in the document's order; empty outside the API root.
+   */
+  methodsAt(rawPath: string): string[] {
+    if (this.root !== '' && rawPath !== this.root && !rawPath.startsWith(`${this.root}/`)) return [];
+    const path = this.normalizePath(rawPath);
+    const methods = new Set<string>();
+    for (const operation of this.getOperations()) if (operation.path === path) methods.add(operation.method);
+    for (const { operation, pattern } of this.compiledTemplates()) if (pattern.test(path)) methods.add(operation.method);
+    return [...methods].map((method) => method.toUpperCase());
+  }
+
+  /**
    * Parses a request as the stock router does, without its per-request lodash passes, cookie and
    * query parsing when there is nothing to parse, or recompiling the path template. Requests with
    * a body, a query string or cookies go to the stock parser, which handles every style.
@@ -64,9 +81,11 @@ export class CompiledRouter extends OpenAPIRouter<OpenAPIV3.Document> {
     }
     const headers: Record<string, string | string[]> = {};
     for (const name of Object.keys(req.headers)) headers[name.toLowerCase()] = req.headers[name]!;
-    const normalized = this.normalizeRequest(req);
-    const params = operation ? (this.paramsOf(operation, this.normalizePath(normalized.path)) ?? {}) : {};
-    return { ...normalized, params, headers, query: {}, cookies: {}, requestBody: undefined };
+    const { method, path } = this.normalizeRequest(req);
+    const params = operation ? (this.paramsOf(operation, this.normalizePath(path)) ?? {}) : {};
+    // A literal, not a spread of the request: spreading an object over keys it already has sends V8
+    // down its slow path, which cost more than the rest of the parse together (3 µs of 3.2).
+    return { method, path, params, headers, query: {}, cookies: {}, requestBody: undefined, body: undefined };
   }
 
   /**

@@ -1,6 +1,6 @@
 // Bare express 5: the same queries and auth, res.json, express's defaults.
 import express from 'express';
-import { UNAUTHORIZED, args, notFound, openBaselineStore, ready, shipped } from './shared';
+import { METHOD_NOT_ALLOWED, NO_OPERATION, UNAUTHORIZED, args, notFound, openBaselineStore, ready, shipped } from './shared';
 
 const { db, port } = args();
 const store = openBaselineStore(db);
@@ -26,6 +26,13 @@ app.delete('/v1/store/orders/:orderId', (req, res) => {
   if (outcome === 'cancelled') res.status(204).end();
   else if (outcome === 'shipped') res.status(409).json(shipped(id));
   else res.status(404).json(notFound(id));
+});
+
+app.all('/v1/store/orders', (_req, res) => {
+  res.status(405).set('Allow', 'GET, HEAD').json(METHOD_NOT_ALLOWED);
+});
+app.use((_req, res) => {
+  res.status(404).json(NO_OPERATION);
 });
 
 app.listen(port, '127.0.0.1', () => ready(port));

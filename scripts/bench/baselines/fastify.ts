@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Fastify from 'fastify';
 import { parse } from 'yaml';
-import { UNAUTHORIZED, args, notFound, openBaselineStore, ready, shipped } from './shared';
+import { METHOD_NOT_ALLOWED, NO_OPERATION, UNAUTHORIZED, args, notFound, openBaselineStore, ready, shipped } from './shared';
 
 const { db, port } = args();
 const store = openBaselineStore(db);
@@ -31,5 +31,13 @@ app.delete<{ Params: { orderId: string } }>(
     return reply.code(404).send(notFound(id));
   },
 );
+
+app.route({
+  method: ['PUT', 'POST', 'PATCH'],
+  url: '/v1/store/orders',
+  schema: { response: { 405: error } },
+  handler: async (_req, reply) => reply.code(405).header('Allow', 'GET, HEAD').send(METHOD_NOT_ALLOWED),
+});
+app.setNotFoundHandler({}, async (_req, reply) => reply.code(404).send(NO_OPERATION));
 
 void app.listen({ port, host: '127.0.0.1' }).then(() => ready(port));

@@ -1,6 +1,6 @@
 // Bare node:http: the same queries and auth, the whole array built and stringified at once.
 import http from 'node:http';
-import { UNAUTHORIZED, args, notFound, openBaselineStore, ready, shipped } from './shared';
+import { METHOD_NOT_ALLOWED, NO_OPERATION, UNAUTHORIZED, args, notFound, openBaselineStore, ready, shipped } from './shared';
 
 const { db, port } = args();
 const store = openBaselineStore(db);
@@ -17,8 +17,8 @@ http
     if (req.method === 'GET' && url === '/healthz') return json(res, 200, { status: 'ok' });
     const cancel = /^\/v1\/store\/orders\/(-?\d+)$/.exec(url);
     const list = url === '/v1/store/orders';
-    if (!((list && req.method === 'GET') || (cancel && req.method === 'DELETE')))
-      return json(res, 404, { code: 'not_found', message: 'No operation exists at this path', status: 404 });
+    if (list && req.method !== 'GET') return json(res, 405, METHOD_NOT_ALLOWED, { Allow: 'GET, HEAD' });
+    if (!((list && req.method === 'GET') || (cancel && req.method === 'DELETE'))) return json(res, 404, NO_OPERATION);
     if (!store.authorized(req.headers.authorization)) return json(res, 401, UNAUTHORIZED, { 'WWW-Authenticate': 'Bearer' });
     if (list) return json(res, 200, store.listOrders());
     const id = Number(cancel![1]);

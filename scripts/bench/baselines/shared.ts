@@ -53,6 +53,12 @@ export function notFound(id: number) {
   return { code: 'order_not_found', message: `Order ${id} was not found`, status: 404 };
 }
 
+/** The answer to a path no operation serves. */
+export const NO_OPERATION = { code: 'not_found', message: 'No operation exists at this path', status: 404 };
+
+/** The answer to a method the path does not serve; sent with `Allow`. */
+export const METHOD_NOT_ALLOWED = { code: 'method_not_allowed', message: 'This method is not allowed on this path', status: 405 };
+
 export function shipped(id: number) {
   return { code: 'order_already_shipped', message: `Order ${id} has already shipped and cannot be cancelled`, status: 409 };
 }
