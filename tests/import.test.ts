@@ -111,6 +111,39 @@ eachStore((s) => {
     expect(await s.rows()).toEqual([]);
   });
 
+  test('the first record that repeats an earlier id is the error, however far apart they are', async () => {
+    // Far more records than one batch or one COPY chunk holds, with two repeats; the earlier one is named.
+    const records = Array.from({ length: 5000 }, (_, i) => ({ ...good, id: i + 1 }));
+    records[4000] = { ...good, id: 17 };
+    records[4500] = { ...good, id: 3 };
+
+    await expect(importOrders(s.store, validate, JSON.stringify(records))).rejects.toThrow(
+      'record 4000: id 17 repeats the id of record 16',
+    );
+    expect(await s.rows()).toEqual([]);
+  });
+
+  test('a repeated id before a record the file cannot give is the error reported', async () => {
+    const records = Array.from({ length: 3000 }, (_, i) => ({ ...good, id: i + 1 }));
+    records[1200] = { ...good, id: 5 };
+    const text = `${JSON.stringify(records).slice(0, -1)},{"petId": 1,`;
+
+    await expect(importOrders(s.store, validate, text)).rejects.toThrow('record 1200: id 5 repeats the id of record 4');
+    expect(await s.rows()).toEqual([]);
+  });
+
+  test('a record the store itself refuses writes nothing, whatever characters it holds', async () => {
+    // Past the validator (the store's own callers), a value with tabs, newlines and backslashes
+    // must reach the store as one value, and its checks refuse it whole.
+    const records = [
+      { ...good, id: 1 },
+      { ...good, id: 2, shipDate: '2026-12-01T10:00:00Z\t3\t4\n5\\N' },
+    ];
+
+    await expect(s.store.importOrders(records)).rejects.toThrow(/order_ship_date_rfc3339/);
+    expect(await s.rows()).toEqual([]);
+  });
+
   test('progress is reported after every record', async () => {
     const seen: number[] = [];
 

@@ -35,13 +35,39 @@ function urlOf(database: string): string {
   return url.toString();
 }
 
-/** Runs the PostgreSQL scenarios; returns the README table, or one line saying why it could not. */
-export async function postgresRuns(ctx: Context): Promise<string[]> {
+/** Whether the bench's PostgreSQL server answers: null when it does, else why not, for the README line. */
+export async function postgresProblem(): Promise<string | null> {
   try {
     await admin('SELECT 1');
+    return null;
   } catch (err) {
-    return [`PostgreSQL rows skipped: no server at ${ADMIN_URL} (${(err as Error).message}); set BENCH_PG_URL.`];
+    return `no server at ${ADMIN_URL} (${(err as Error).message}); set BENCH_PG_URL`;
   }
+}
+
+/**
+ * Runs `fn` with a maker of empty databases (it returns each one's URL), and drops every one it
+ * made afterwards, whatever happened.
+ */
+export async function withScratchDatabases<T>(fn: (create: () => Promise<string>) => Promise<T>): Promise<T> {
+  const prefix = `bench_${randomBytes(4).toString('hex')}`;
+  const made: string[] = [];
+  try {
+    return await fn(async () => {
+      const database = `${prefix}_${made.length}`;
+      await admin(`CREATE DATABASE ${database}`);
+      made.push(database);
+      return urlOf(database);
+    });
+  } finally {
+    for (const database of made.reverse()) await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`).catch(() => undefined);
+  }
+}
+
+/** Runs the PostgreSQL scenarios; returns the README table, or one line saying why it could not. */
+export async function postgresRuns(ctx: Context): Promise<string[]> {
+  const problem = await postgresProblem();
+  if (problem !== null) return [`PostgreSQL rows skipped: ${problem}.`];
   const prefix = `bench_${randomBytes(4).toString('hex')}`;
   const databases: string[] = [];
   const create = async (name: string, template?: string): Promise<string> => {
@@ -88,7 +114,7 @@ export async function postgresRuns(ctx: Context): Promise<string[]> {
         fresh: false,
       },
       {
-        name: 'cancelOrder, unknown id (c=32)',
+        name: 'cancelOrder, unknown id: 404 (c=32)',
         method: 'DELETE' as const,
         path: () => '/v1/store/orders/987654321',
         connections: 32,

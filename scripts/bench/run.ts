@@ -2,12 +2,13 @@
 // bare node:http, on the same data with the same queries and auth, in alternating rounds.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { generateKey, hashKey } from '../../src/keys';
-import { openSqliteStore, type ImportRecord } from '../../src/store';
+import { openPostgresStore, openSqliteStore, type ImportRecord } from '../../src/store';
 import { bigDownload, median, peakRss, startServer, throughput, type Server } from './measure';
-import { postgresRuns } from './postgres';
+import { postgresProblem, postgresRuns, withScratchDatabases } from './postgres';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -231,10 +232,10 @@ async function main(): Promise<void> {
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
-/** Imports 100,000 and then BIG orders through the CLI, recording the time and the peak RSS of each. */
 /** Runs one import command to its end: its time in seconds and the peak RSS of its process. */
-async function timedImport(args: string[]): Promise<{ seconds: number; peak: number }> {
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+async function timedImport(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ seconds: number; peak: number }> {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+  child.stdout.resume();
   const memory = peakRss(child.pid!, 20);
   const start = performance.now();
   const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
@@ -244,52 +245,145 @@ async function timedImport(args: string[]): Promise<{ seconds: number; peak: num
   return { seconds, peak };
 }
 
+type Importer = 'sqlite' | 'naive' | 'postgres';
+const IMPORTERS: Record<Importer, string> = {
+  sqlite: 'petstore-orders, SQLite',
+  postgres: 'petstore-orders, PostgreSQL (COPY)',
+  naive: 'naive whole-file importer, SQLite',
+};
+
 /**
- * The CLI import of 100,000 and of BIG orders (with ids and status), and, for BIG, the naive
- * whole-file importer into the same table, in alternating rounds of the same run.
+ * The CLI import of 100,000 and of BIG orders (with ids and status): into SQLite, into PostgreSQL,
+ * and the naive whole-file importer into the same SQLite table, in alternating rounds of the same
+ * run; then the cancels a running server answers while BIG orders are imported into its store.
  */
 async function importRuns(): Promise<string[]> {
-  const rows: string[] = [];
   const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MB`;
   const small = path.join(work, 'orders-100000.json');
   await writeOrdersFile(small, 100_000);
   const first = await timedImport([CLI, '--db', path.join(work, 'import-100000.db'), 'orders', 'import', small]);
-  rows.push(
-    `| 100,000 | ${mb(fs.statSync(small).size)} | ${first.seconds.toFixed(1)} s | ${(100_000 / first.seconds).toFixed(0)} | ${mb(first.peak)} |`,
-  );
   const file = path.join(work, `orders-${BIG}.json`);
   await writeOrdersFile(file, BIG);
-  const runs: Record<'ours' | 'naive', Array<{ seconds: number; peak: number }>> = { ours: [], naive: [] };
+  const pgProblem = PG ? await postgresProblem() : 'BENCH_PG=0';
+  const importers: Importer[] = pgProblem === null ? ['naive', 'sqlite', 'postgres'] : ['naive', 'sqlite'];
+  const runs = new Map<Importer, Array<{ seconds: number; peak: number }>>();
   const naive = path.join(__dirname, 'baselines', 'naive-import.js');
-  for (let round = 0; round < 2; round += 1) {
-    for (const kind of round === 0 ? (['naive', 'ours'] as const) : (['ours', 'naive'] as const)) {
-      // The last import of ours is the store the 1,000,000-order list is read from.
-      const db = kind === 'ours' && round === 1 ? path.join(work, 'big.db') : path.join(work, `import-${kind}-${round}.db`);
-      const result = await timedImport(kind === 'ours' ? [CLI, '--db', db, 'orders', 'import', file] : [naive, '--db', db, file]);
-      runs[kind].push(result);
-      process.stderr.write(
-        `round ${round + 1} ${kind} import of ${BIG} orders: ${result.seconds.toFixed(1)} s, peak RSS ${mb(result.peak)}\n`,
-      );
+  const { latency } = await scratchDatabases(pgProblem === null, async (createDatabase) => {
+    for (let round = 0; round < 2; round += 1) {
+      for (const importer of round === 0 ? importers : [...importers].reverse()) {
+        let result: { seconds: number; peak: number };
+        if (importer === 'postgres') {
+          result = await timedImport([CLI, 'orders', 'import', file], { PETSTORE_DATABASE_URL: await createDatabase() });
+        } else {
+          // The last SQLite import of ours is the store the 1,000,000-order list is read from.
+          const db = importer === 'sqlite' && round === 1 ? path.join(work, 'big.db') : path.join(work, `import-${importer}-${round}.db`);
+          result = await timedImport(importer === 'sqlite' ? [CLI, '--db', db, 'orders', 'import', file] : [naive, '--db', db, file]);
+        }
+        runs.set(importer, [...(runs.get(importer) ?? []), result]);
+        process.stderr.write(
+          `round ${round + 1} ${importer} import of ${BIG} orders: ${result.seconds.toFixed(1)} s, peak RSS ${mb(result.peak)}\n`,
+        );
+      }
     }
-  }
-  const m = (kind: 'ours' | 'naive', pick: (r: { seconds: number; peak: number }) => number) => median(runs[kind].map(pick));
-  rows.push(
-    `| ${BIG.toLocaleString('en')} | ${mb(fs.statSync(file).size)} | ${m('ours', (r) => r.seconds).toFixed(1)} s | ${(BIG / m('ours', (r) => r.seconds)).toFixed(0)} | ${mb(m('ours', (r) => r.peak))} |`,
-  );
+    const latency = [await cancelsDuringImport(file, 'sqlite')];
+    if (pgProblem === null) latency.push(await cancelsDuringImport(file, 'postgres', await createDatabase()));
+    return { latency };
+  });
   const store = openSqliteStore(path.join(work, 'big.db'));
   await store.createKey('bench', hashKey(key));
   await store.close();
+
+  const m = (importer: Importer, pick: (r: { seconds: number; peak: number }) => number) => median(runs.get(importer)!.map(pick));
+  const seconds = (importer: Importer) => m(importer, (r) => r.seconds);
+  const bigRows = importers.map(
+    (importer) =>
+      `| ${IMPORTERS[importer]} | ${seconds(importer).toFixed(1)} s | ${(BIG / seconds(importer)).toFixed(0)} | ${mb(m(importer, (r) => r.peak))} | ${(seconds(importer) / seconds('naive')).toFixed(2)}× | ${(seconds(importer) / seconds('sqlite')).toFixed(2)}× |`,
+  );
   return [
     '## orders import through the CLI (records with ids and status)',
     '',
-    '| orders | file | time | orders/s | peak RSS of the CLI |',
-    '|---:|---:|---:|---:|---:|',
-    ...rows,
+    `100,000 orders (${mb(fs.statSync(small).size)}) into SQLite: ${first.seconds.toFixed(1)} s, ${(100_000 / first.seconds).toFixed(0)} orders/s, peak RSS ${mb(first.peak)}.`,
     '',
-    `${BIG.toLocaleString('en')} orders, median of 2 alternating rounds: petstore-orders ${m('ours', (r) => r.seconds).toFixed(1)} s, ` +
-      `a naive whole-file importer into the same table ${m('naive', (r) => r.seconds).toFixed(1)} s (peak RSS ${mb(m('naive', (r) => r.peak))}): ` +
-      `${(m('ours', (r) => r.seconds) / m('naive', (r) => r.seconds)).toFixed(2)}× its time.`,
+    `${BIG.toLocaleString('en')} orders (${mb(fs.statSync(file).size)}), median of 2 alternating rounds:`,
+    '',
+    '| importer | time | orders/s | peak RSS | vs naive | vs ours on SQLite |',
+    '|---|---:|---:|---:|---:|---:|',
+    ...bigRows,
+    ...(pgProblem === null ? [] : ['', `PostgreSQL import skipped: ${pgProblem}.`]),
+    '',
+    `## Cancels answered while ${BIG.toLocaleString('en')} orders are imported into the server's store`,
+    '',
+    'One client cancels pending orders one after another (5 ms apart) for the whole import; PETSTORE_BUSY_TIMEOUT_MS is 2000.',
+    '',
+    '| store | import | cancels | median | p99 | worst |',
+    '|---|---:|---:|---:|---:|---:|',
+    ...latency.map(
+      (l) =>
+        `| ${l.store} | ${l.importSeconds.toFixed(1)} s | ${l.latencies.length} | ${quantile(l.latencies, 0.5).toFixed(1)} ms | ${quantile(l.latencies, 0.99).toFixed(1)} ms | ${Math.max(...l.latencies).toFixed(1)} ms |`,
+    ),
   ];
+}
+
+/** The q-quantile of some numbers (nearest rank). */
+function quantile(values: number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
+}
+
+/** withScratchDatabases when PostgreSQL is there; otherwise a maker that refuses. */
+function scratchDatabases<T>(available: boolean, fn: (create: () => Promise<string>) => Promise<T>): Promise<T> {
+  if (available) return withScratchDatabases(fn);
+  return fn(() => Promise.reject(new Error('PostgreSQL is not available')));
+}
+
+/**
+ * A server on a store with pending orders, and the CLI importing `file` into the same store: one
+ * client cancels pending orders, one at a time, for as long as the import runs. Every cancel must
+ * succeed (204); their latencies are what a running server's clients see during an import.
+ */
+async function cancelsDuringImport(file: string, store: 'sqlite' | 'postgres', databaseUrl?: string) {
+  const PENDING = 50_000;
+  const FIRST = 10 * BIG + 1; // past every id the file holds
+  const sqliteFile = path.join(work, 'busy.db');
+  const env: NodeJS.ProcessEnv = store === 'postgres' ? { PETSTORE_DATABASE_URL: databaseUrl } : {};
+  const target = store === 'postgres' ? [] : ['--db', sqliteFile];
+  const seed = store === 'postgres' ? await openPostgresStore(databaseUrl!) : openSqliteStore(sqliteFile);
+  await seed.importOrders(orders(PENDING, FIRST));
+  await seed.createKey('bench', hashKey(key));
+  await seed.close();
+  const port = nextPort++;
+  const server = await startServer(CLI, [...target, 'serve', '--port', String(port)], port, /listening/, { LOG_LEVEL: 'info', ...env });
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const latencies: number[] = [];
+  try {
+    const importing = timedImport([CLI, ...target, 'orders', 'import', file], env);
+    let running = true;
+    const finishedImport = importing.finally(() => {
+      running = false;
+    });
+    for (let n = 0; running && n < PENDING; n += 1) {
+      const start = performance.now();
+      const status = await new Promise<number>((resolve, reject) => {
+        http
+          .request(`${server.url}/v1/store/orders/${FIRST + n}`, { method: 'DELETE', agent, headers: auth }, (res) => {
+            res.resume().on('end', () => resolve(res.statusCode ?? 0));
+          })
+          .on('error', reject)
+          .end();
+      });
+      latencies.push(performance.now() - start);
+      if (status !== 204) throw new Error(`a cancel during the import answered ${status}`);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    const { seconds } = await finishedImport;
+    process.stderr.write(
+      `${store}: ${latencies.length} cancels during a ${seconds.toFixed(1)} s import, worst ${Math.max(...latencies).toFixed(1)} ms\n`,
+    );
+    return { store: store === 'postgres' ? 'PostgreSQL' : 'SQLite', importSeconds: seconds, latencies };
+  } finally {
+    agent.destroy();
+    await server.stop();
+  }
 }
 
 async function writeOrdersFile(file: string, count: number): Promise<void> {

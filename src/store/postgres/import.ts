@@ -1,13 +1,15 @@
+import { once } from 'node:events';
+import { finished } from 'node:stream/promises';
 import type { PoolClient } from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
 import { BUMP_REVISION_SQL } from '../shared';
 import { ImportConflictError, type ImportRecord } from '../types';
 
-const BATCH = 1000;
 const IMPORT_LOCK = 0x70657473696d7074n; // "petsimpt": one import publishes at a time
 
 /**
- * Imports records in one transaction on one connection: staged batch by batch into a temporary
- * table (so memory stays bounded, whatever the file's size), then moved into `orders` at once.
+ * Imports records in one transaction on one connection: streamed into a temporary table with COPY
+ * (so memory stays bounded, whatever the file's size), then moved into `orders` at once.
  * Records with an id go in first; records without one then get the next ids after the largest,
  * in file order. Any failure rolls everything back. The same rules and messages as SQLite's.
  */
@@ -27,7 +29,6 @@ export async function importIntoPostgres(
       complete  BOOLEAN NOT NULL,
       status    TEXT    NOT NULL
     ) ON COMMIT DROP`);
-    await client.query('CREATE INDEX ON import_staging (id)');
     const count = await stage(client, records);
     const imported = await publish(client, count, now);
     await client.query('COMMIT');
@@ -38,65 +39,66 @@ export async function importIntoPostgres(
   }
 }
 
+/** Characters of COPY's text format flushed to the server at a time. */
+const COPY_CHUNK = 64 * 1024;
+
+/**
+ * Streams the records into the staging table with one `COPY … FROM STDIN` (pg-copy-streams), the
+ * bulk path PostgreSQL has, waiting for the server whenever the stream says it is full, so memory
+ * stays bounded. Repeated ids are found once everything is staged, in one pass; the first record
+ * that repeats an earlier one's id is the error, as the SQLite store reports it. A record the file
+ * could not give ends the COPY with what came before it, so that an earlier repeat is still the
+ * error reported first.
+ */
 async function stage(client: PoolClient, records: Iterable<ImportRecord> | AsyncIterable<ImportRecord>): Promise<number> {
-  let batch: ImportRecord[] = [];
+  const copy = client.query(copyFrom('COPY import_staging (idx, id, pet_id, quantity, ship_date, complete, status) FROM STDIN'));
+  const copied = finished(copy);
+  // Until the COPY is awaited, a failure of the stream would otherwise be an unhandled rejection.
+  copied.catch(() => undefined);
+  let chunk = '';
   let staged = 0;
   const flush = async (): Promise<void> => {
-    if (batch.length === 0) return;
-    await checkRepeats(client, batch, staged);
-    await client.query(
-      `INSERT INTO import_staging (idx, id, pet_id, quantity, ship_date, complete, status)
-       SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::text[], $6::boolean[], $7::text[])`,
-      [
-        batch.map((_, i) => staged + i),
-        batch.map((r) => r.id ?? null),
-        batch.map((r) => r.petId),
-        batch.map((r) => r.quantity),
-        batch.map((r) => r.shipDate),
-        batch.map((r) => r.complete),
-        batch.map((r) => r.status ?? 'pending'),
-      ],
-    );
-    staged += batch.length;
-    batch = [];
+    // A COPY the server refused (a row it rejects, a lost connection) fails here, with its error.
+    if (copy.errored) await copied;
+    const full = !copy.write(chunk);
+    chunk = '';
+    if (full) await Promise.race([once(copy, 'drain'), copied]);
   };
+  let unreadable: unknown;
   try {
     for await (const record of records) {
-      batch.push(record);
-      if (batch.length >= BATCH) await flush();
+      chunk += `${staged}\t${record.id ?? '\\N'}\t${record.petId}\t${record.quantity}\t${copyText(record.shipDate)}\t${record.complete ? 't' : 'f'}\t${copyText(record.status ?? 'pending')}\n`;
+      staged += 1;
+      if (chunk.length >= COPY_CHUNK) await flush();
     }
   } catch (err) {
-    // A record the file could not give (malformed or invalid): an earlier repeated id, if any,
-    // is reported first, as it would have been had the batch been staged record by record.
-    await flush();
-    throw err;
+    unreadable = err;
   }
-  await flush();
+  if (chunk !== '') await flush();
+  copy.end();
+  await copied;
+  await checkRepeats(client);
+  if (unreadable !== undefined) throw unreadable;
   return staged;
 }
 
-/** Fails on the first record of the batch whose id repeats an earlier record's. */
-async function checkRepeats(client: PoolClient, batch: ImportRecord[], offset: number): Promise<void> {
-  const firstIndex = new Map<number, number>();
-  let repeat: { index: number; id: number; first: number } | undefined;
-  batch.forEach((record, i) => {
-    if (record.id === undefined || repeat) return;
-    const first = firstIndex.get(record.id);
-    if (first !== undefined) repeat = { index: offset + i, id: record.id, first };
-    else firstIndex.set(record.id, offset + i);
-  });
-  const ids = [...firstIndex.keys()];
-  if (ids.length > 0) {
-    const { rows } = await client.query<{ idx: number; id: number }>(
-      'SELECT idx, id FROM import_staging WHERE id = ANY($1::bigint[]) ORDER BY idx',
-      [ids],
-    );
-    for (const row of rows) {
-      const index = firstIndex.get(row.id)!;
-      if (!repeat || index < repeat.index) repeat = { index, id: row.id, first: row.idx };
-    }
-  }
-  if (repeat) throw new ImportConflictError(repeat.index, 'id', `id ${repeat.id} repeats the id of record ${repeat.first}`);
+/** A value in COPY's text format: the characters it gives a meaning to, escaped. */
+function copyText(value: string): string {
+  return /[\\\t\n\r]/.test(value) ? value.replace(/[\\\t\n\r]/g, (c) => COPY_ESCAPES[c]!) : value;
+}
+
+const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
+
+/** Fails on the first staged record whose id repeats an earlier record's. */
+async function checkRepeats(client: PoolClient): Promise<void> {
+  const { rows } = await client.query<{ idx: number; id: number; first: number }>(
+    `SELECT idx, id, first FROM (
+       SELECT idx, id, min(idx) OVER (PARTITION BY id) AS first FROM import_staging WHERE id IS NOT NULL
+     ) s
+     WHERE idx <> first ORDER BY idx LIMIT 1`,
+  );
+  const repeat = rows[0];
+  if (repeat) throw new ImportConflictError(repeat.idx, 'id', `id ${repeat.id} repeats the id of record ${repeat.first}`);
 }
 
 async function publish(client: PoolClient, count: number, now: string): Promise<number> {
