@@ -64,7 +64,7 @@ async function stage(client: PoolClient, records: Iterable<ImportRecord> | Async
     chunk = '';
     if (full) await Promise.race([once(copy, 'drain'), copied]);
   };
-  let unreadable: unknown;
+  let unreadable: Error | undefined;
   try {
     for await (const record of records) {
       chunk += `${staged}\t${record.id ?? '\\N'}\t${record.petId}\t${record.quantity}\t${copyText(record.shipDate)}\t${record.complete ? 't' : 'f'}\t${copyText(record.status ?? 'pending')}\n`;
@@ -72,7 +72,7 @@ async function stage(client: PoolClient, records: Iterable<ImportRecord> | Async
       if (chunk.length >= COPY_CHUNK) await flush();
     }
   } catch (err) {
-    unreadable = err;
+    unreadable = err instanceof Error ? err : new Error(String(err));
   }
   if (chunk !== '') await flush();
   copy.end();
