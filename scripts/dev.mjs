@@ -41,6 +41,11 @@ writeFileSync(
     include: ['../src', '../generated'],
   }),
 );
+// The validators the build compiles ahead of time; they do not change with the code or the documents.
+const precompile = spawnSync(process.execPath, [path.join(root, 'scripts', 'precompile.mjs'), path.join(work, 'next')], {
+  encoding: 'utf8',
+});
+if (precompile.status !== 0) say(`the validators could not be precompiled; servers compile their own\n${precompile.stderr}`);
 // Watching starts before the first build, so that nothing saved while it runs is missed (Node sets
 // up a recursive watch in the background); what changes meanwhile is rebuilt right after it.
 for (const dir of WATCHED) {

@@ -187,6 +187,7 @@ async function main(): Promise<void> {
     process.stdout.write(`${lines.join('\n')}\n`);
     return;
   }
+  lines.push('', ...(await coldStarts(small)));
   process.stderr.write(`preparing ${BIG.toLocaleString('en')} orders through the CLI import\n`);
   const importLines = await importRuns();
   const big = path.join(work, 'big.db');
@@ -230,6 +231,64 @@ async function main(): Promise<void> {
     `Machine: ${os.cpus().length} × ${os.cpus()[0]?.model.trim()}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}`,
   );
   process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/**
+ * Cold start: from spawning the server to its first 200 on /healthz, petstore-orders (`serve`, as
+ * shipped) against the fastify baseline (which also loads the document and compiles its response
+ * schemas), alternating, median of 7 each.
+ */
+async function coldStarts(db: string): Promise<string[]> {
+  const times = new Map<Kind, number[]>();
+  for (let round = 0; round < 7; round += 1) {
+    for (const kind of (round % 2 === 0 ? ['petstore', 'fastify'] : ['fastify', 'petstore']) as Kind[]) {
+      const port = nextPort++;
+      const script = kind === 'petstore' ? CLI : path.join(__dirname, 'baselines', 'fastify.js');
+      const args = kind === 'petstore' ? ['--db', db, 'serve', '--port', String(port)] : ['--db', db, '--port', String(port)];
+      const start = performance.now();
+      const child = spawn(process.execPath, [script, ...args], { stdio: 'ignore', env: { ...process.env, LOG_LEVEL: 'info' } });
+      try {
+        for (;;) {
+          const ok = await new Promise<boolean>((resolve) => {
+            http
+              .get(`http://127.0.0.1:${port}/healthz`, (res) => {
+                res.resume();
+                resolve(res.statusCode === 200);
+              })
+              .on('error', () => resolve(false));
+          });
+          if (ok) break;
+          if (performance.now() - start > 30_000) throw new Error(`${kind} did not answer /healthz within 30 s`);
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+        times.set(kind, [...(times.get(kind) ?? []), performance.now() - start]);
+      } finally {
+        await new Promise((resolve) => {
+          child.once('exit', resolve);
+          child.kill('SIGKILL');
+        });
+      }
+    }
+  }
+  const ours = median(times.get('petstore')!);
+  const theirs = median(times.get('fastify')!);
+  process.stderr.write(
+    `cold start: petstore ${times
+      .get('petstore')!
+      .map((t) => t.toFixed(0))
+      .join(', ')} ms; fastify ${times
+      .get('fastify')!
+      .map((t) => t.toFixed(0))
+      .join(', ')} ms\n`,
+  );
+  return [
+    '## Cold start: from spawning the server to its first 200 on /healthz (median of 7, alternating)',
+    '',
+    '| server | median | fastest | slowest |',
+    '|---|---:|---:|---:|',
+    `| petstore-orders (\`serve\`, SQLite) | ${ours.toFixed(0)} ms | ${Math.min(...times.get('petstore')!).toFixed(0)} ms | ${Math.max(...times.get('petstore')!).toFixed(0)} ms |`,
+    `| fastify 5 + schema | ${theirs.toFixed(0)} ms | ${Math.min(...times.get('fastify')!).toFixed(0)} ms | ${Math.max(...times.get('fastify')!).toFixed(0)} ms |`,
+  ];
 }
 
 /** Runs one import command to its end: its time in seconds and the peak RSS of its process. */

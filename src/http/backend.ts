@@ -4,6 +4,7 @@ import OpenAPIBackend, { type Context, type Operation } from 'openapi-backend';
 import type { OpenAPIV3 } from 'openapi-types';
 import { deprecationHeaders } from '../contract/deprecation';
 import { cloneDocument } from '../contract/document';
+import { usePrecompiledDocumentCheck } from '../contract/document-check';
 import type { OperationId } from '../contract/types';
 import { responseProblem } from '../contract/conformance';
 import { createContractAjv, customizeAjv, describeAjvError } from '../contract/validation';
@@ -79,6 +80,7 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
     strict: true,
     customizeAjv,
   });
+  usePrecompiledDocumentCheck(api);
 
   const failure = (c: { operation?: Operation | undefined }, request: RoutedRequest, err: unknown): Reply =>
     renderError(err, logger, { requestId: request.state.requestId, operationId: c.operation?.operationId });
