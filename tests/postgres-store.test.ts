@@ -46,6 +46,28 @@ pgTest('PostgreSQL store', () => {
     ]);
   });
 
+  test('an import is not cut by the statement timeout that bounds requests', async () => {
+    // The COPY lasts as long as the file streams in, and the move is one statement over every
+    // record: both outlive a timeout meant for a request's statements.
+    await (await openPostgresStore(database.url)).close(); // migrated under the default timeout
+    const store = await openPostgresStore(database.url, { statementTimeoutMs: 100 });
+    try {
+      // A file that takes longer than the timeout to arrive: the COPY is open all along.
+      const records = async function* () {
+        for (let i = 1; i <= 20_000; i += 1) {
+          if (i % 2000 === 0) await new Promise((resolve) => setTimeout(resolve, 30));
+          yield order({ id: i });
+        }
+      };
+
+      await expect(store.importOrders(records())).resolves.toBe(20_000);
+    } finally {
+      await store.close();
+    }
+    const [count] = await sql<{ n: string }>(database.url, 'SELECT count(*) AS n FROM orders');
+    expect(Number(count!.n)).toBe(20_000);
+  });
+
   test('a snapshot keeps its rows and ETag while cancels commit in other connections', async () => {
     const store = await openPostgresStore(database.url);
     await store.importOrders(Array.from({ length: 30 }, (_, i) => order({ id: i + 1 })));

@@ -20,6 +20,10 @@ export async function importIntoPostgres(
 ): Promise<number> {
   await client.query('BEGIN');
   try {
+    // The pool's statement timeout bounds a request's statements; the COPY lasts as long as the
+    // file streams in, and the move is one statement over every record. Lifted for this
+    // transaction only: an import ends with its file, or with the process that runs it.
+    await client.query('SET LOCAL statement_timeout = 0');
     await client.query(`CREATE TEMP TABLE import_staging (
       idx       BIGINT PRIMARY KEY,
       id        BIGINT,
