@@ -76,7 +76,7 @@ async function* validatedRecords(
     }
   } catch (err) {
     if (err instanceof ImportError) throw err;
-    if (err instanceof JsonArrayError && err.message.includes('must hold a JSON array')) throw new ImportError(err.message);
+    if (err instanceof JsonArrayError && err.kind === 'shape') throw new ImportError(err.message);
     const message = err instanceof Error ? err.message : String(err);
     throw new ImportError(`the file is not valid JSON: ${message}`);
   } finally {

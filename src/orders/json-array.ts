@@ -1,8 +1,18 @@
 import { StringDecoder } from 'node:string_decoder';
 
-/** A file that is not one JSON array; the message says where it went wrong. */
+/**
+ * A file that is not one JSON array; the message says where it went wrong. `shape` is set when the
+ * file is not an array of values at all (empty, or some other JSON value), `syntax` when it is an
+ * array whose text breaks off or does not parse.
+ */
 export class JsonArrayError extends Error {
   override name = 'JsonArrayError';
+  constructor(
+    message: string,
+    readonly kind: 'shape' | 'syntax' = 'syntax',
+  ) {
+    super(message);
+  }
 }
 
 const SPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
@@ -69,7 +79,7 @@ export async function* jsonArrayBatches(input: AsyncIterable<Buffer | string> | 
       }
       if (SPACE.has(code)) continue;
       if (state === 'before-array') {
-        if (code !== OPEN_ARRAY) throw new JsonArrayError('the file must hold a JSON array of orders');
+        if (code !== OPEN_ARRAY) throw new JsonArrayError('the file must hold a JSON array of orders', 'shape');
         state = 'after-open';
       } else if (state === 'after-array') {
         throw new JsonArrayError('the file holds more than one JSON array: there is text after its closing "]"');
@@ -91,6 +101,6 @@ export async function* jsonArrayBatches(input: AsyncIterable<Buffer | string> | 
       batch = [];
     }
   }
-  if (state === 'before-array') throw new JsonArrayError('the file is empty: it must hold a JSON array of orders');
+  if (state === 'before-array') throw new JsonArrayError('the file is empty: it must hold a JSON array of orders', 'shape');
   if (state !== 'after-array') throw new JsonArrayError(`the file ends inside the array, at record ${index}`);
 }

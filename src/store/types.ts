@@ -76,14 +76,32 @@ export class DuplicateKeyNameError extends Error {
   override name = 'DuplicateKeyNameError';
 }
 
-/** An import record that the store refused; `index` is its position in the file. */
+/** Why the store refused an import record, whatever the store. */
+export type ImportConflict = { kind: 'repeated_id'; id: number; first: number } | { kind: 'id_taken'; id: number } | { kind: 'no_free_id' };
+
+/**
+ * An import record that the store refused; `index` is its position in the file. Every store
+ * raises the same kinds with the same words: the message is made here, once.
+ */
 export class ImportConflictError extends Error {
   override name = 'ImportConflictError';
+  /** The record's field the refusal is about. */
+  readonly field = 'id';
   constructor(
     readonly index: number,
-    readonly field: string,
-    message: string,
+    readonly conflict: ImportConflict,
   ) {
-    super(message);
+    super(conflictMessage(conflict));
+  }
+}
+
+function conflictMessage(conflict: ImportConflict): string {
+  switch (conflict.kind) {
+    case 'repeated_id':
+      return `id ${conflict.id} repeats the id of record ${conflict.first}`;
+    case 'id_taken':
+      return `id ${conflict.id} is already taken by an existing order`;
+    case 'no_free_id':
+      return 'id cannot be assigned: no larger id is free; give this record an id';
   }
 }

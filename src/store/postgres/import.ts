@@ -102,7 +102,7 @@ async function checkRepeats(client: PoolClient): Promise<void> {
      WHERE idx <> first ORDER BY idx LIMIT 1`,
   );
   const repeat = rows[0];
-  if (repeat) throw new ImportConflictError(repeat.idx, 'id', `id ${repeat.id} repeats the id of record ${repeat.first}`);
+  if (repeat) throw new ImportConflictError(repeat.idx, { kind: 'repeated_id', id: repeat.id, first: repeat.first });
 }
 
 async function publish(client: PoolClient, count: number, now: string): Promise<number> {
@@ -111,7 +111,7 @@ async function publish(client: PoolClient, count: number, now: string): Promise<
     'SELECT s.idx, s.id FROM import_staging s JOIN orders o ON o.id = s.id ORDER BY s.idx LIMIT 1',
   );
   const first = clash.rows[0];
-  if (first) throw new ImportConflictError(first.idx, 'id', `id ${first.id} is already taken by an existing order`);
+  if (first) throw new ImportConflictError(first.idx, { kind: 'id_taken', id: first.id });
   await client.query(
     `INSERT INTO orders (id, pet_id, quantity, ship_date, complete, status, created_at, shipped_at)
      SELECT id, pet_id, quantity, ship_date, complete, status, $1, CASE status WHEN 'shipped' THEN $1 END
@@ -125,7 +125,7 @@ async function publish(client: PoolClient, count: number, now: string): Promise<
     free,
   ]);
   if (unassigned.rows[0]) {
-    throw new ImportConflictError(unassigned.rows[0].idx, 'id', 'id cannot be assigned: no larger id is free; give this record an id');
+    throw new ImportConflictError(unassigned.rows[0].idx, { kind: 'no_free_id' });
   }
   await client.query(
     `INSERT INTO orders (id, pet_id, quantity, ship_date, complete, status, created_at, shipped_at)

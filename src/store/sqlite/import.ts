@@ -87,7 +87,7 @@ async function stage(db: Database.Database, records: Iterable<ImportRecord> | As
       } catch (err) {
         if (sqliteCode(err) === 'SQLITE_CONSTRAINT_UNIQUE' && record.id !== undefined) {
           const first = firstWithId.get(record.id)!.idx;
-          throw new ImportConflictError(index, 'id', `id ${record.id} repeats the id of record ${first}`);
+          throw new ImportConflictError(index, { kind: 'repeated_id', id: record.id, first });
         }
         throw err;
       }
@@ -114,7 +114,7 @@ function publish(db: Database.Database, count: number): number {
       `SELECT s.idx, s.id FROM ${CHECKED} s JOIN main.orders o ON o.id = s.id ORDER BY s.idx LIMIT 1`,
     )
     .get();
-  if (clash) throw new ImportConflictError(clash.idx, 'id', `id ${clash.id} is already taken by an existing order`);
+  if (clash) throw new ImportConflictError(clash.idx, { kind: 'id_taken', id: clash.id });
   const largest =
     db
       .prepare<[], { id: number | null }>(
@@ -128,7 +128,7 @@ function publish(db: Database.Database, count: number): number {
     .prepare<[number], { idx: number }>(`SELECT idx FROM ${CHECKED} WHERE id IS NULL ORDER BY idx LIMIT 1 OFFSET ?`)
     .get(free);
   if (unassignable) {
-    throw new ImportConflictError(unassignable.idx, 'id', 'id cannot be assigned: no larger id is free; give this record an id');
+    throw new ImportConflictError(unassignable.idx, { kind: 'no_free_id' });
   }
   const move = (where: string): void => {
     db.prepare(
