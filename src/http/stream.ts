@@ -10,6 +10,15 @@ export interface ChunkSource<T> {
   close(): Promise<void>;
 }
 
+/** The same chunks, each item mapped: what a version of the API shows of the store's items. */
+export function mapChunks<T, U>(source: ChunkSource<T>, map: (item: T) => U): ChunkSource<U> {
+  return {
+    read: async (max) => (await source.read(max)).map(map),
+    ...(source.exhausted === undefined ? {} : { exhausted: () => source.exhausted!() }),
+    close: () => source.close(),
+  };
+}
+
 /** How to stream one JSON array. */
 export interface ArrayStreamOptions<T> {
   status: number;

@@ -1,9 +1,9 @@
 export type { OrderSnapshot } from './types';
-export type { Store, ImportRecord, KeyInfo, CancelOutcome, ShipOutcome, OrderStatus } from './types';
+export type { Store, ImportRecord, KeyInfo, CancelOutcome, ShipOutcome, OrderRecord, OrderStatus } from './types';
 export { DuplicateKeyNameError, ImportConflictError } from './types';
 export { MigrationRefusedError } from './migration';
 export { openSqliteStore } from './sqlite/store';
-export { rowToOrder } from './shared';
+export { rowToRecord } from './shared';
 export type { SqliteStoreOptions } from './sqlite/store';
 export { openStore, storeLocation } from './open';
 export { openPostgresStore } from './postgres/store';

@@ -1,5 +1,4 @@
-import type { Order } from '../contract/types';
-import type { OrderSnapshot } from './types';
+import type { CancelOutcome, OrderRecord, OrderSnapshot, OrderStatus, ShipOutcome } from './types';
 
 /** What the stores' shipDate constraint requires, in the words of a migration's refusal. */
 export const SHIP_DATE_RULE = 'shipDate must be an RFC 3339 date-time with a time zone, on a real calendar day';
@@ -9,13 +8,13 @@ export const SAFE_INTEGER_SQL = String(Number.MAX_SAFE_INTEGER);
 
 /**
  * An orders row as the list queries return it in array mode: id, pet_id, quantity, ship_date,
- * complete (0 or 1). Arrays skip building an object per row, a third of the cost of a page.
+ * complete (0 or 1), status. Arrays skip building an object per row, a third of the cost of a page.
  */
-export type OrderRow = [id: number, petId: number, quantity: number, shipDate: string, complete: number];
+export type OrderRow = [id: number, petId: number, quantity: number, shipDate: string, complete: number, status: OrderStatus];
 
-/** The one mapping from a stored row to the contract's Order. */
-export function rowToOrder([id, petId, quantity, shipDate, complete]: OrderRow): Order {
-  return { id, petId, quantity, shipDate, complete: complete === 1 };
+/** The one mapping from a stored row to the store's order record. */
+export function rowToRecord([id, petId, quantity, shipDate, complete, status]: OrderRow): OrderRecord {
+  return { id, petId, quantity, shipDate, complete: complete === 1, status };
 }
 
 /** Reads the store id and revision that make the list's ETag. */
@@ -30,7 +29,7 @@ export function etagOf(meta: { store_id: string; revision: number }): string {
 }
 
 /** A snapshot already read whole, for a list that fit in the first page. */
-export function snapshotOf(etag: string, orders: Order[]): OrderSnapshot {
+export function snapshotOf(etag: string, orders: OrderRecord[]): OrderSnapshot {
   let at = 0;
   return {
     etag,
@@ -42,4 +41,21 @@ export function snapshotOf(etag: string, orders: Order[]): OrderSnapshot {
     exhausted: () => at >= orders.length,
     close: async () => undefined,
   };
+}
+
+/**
+ * What a cancel answers, in every store: `moved` when the conditional move from pending
+ * happened; otherwise the order's status then (none: there is no such order). A cancelled order is
+ * gone, as one that never existed.
+ */
+export function cancelOutcome(moved: boolean, status: OrderStatus | null | undefined): CancelOutcome {
+  if (moved) return 'cancelled';
+  return status === 'shipped' ? 'shipped' : 'not_found';
+}
+
+/** What a ship answers, in every store, from the same two facts as cancelOutcome. */
+export function shipOutcome(moved: boolean, status: OrderStatus | null | undefined): ShipOutcome {
+  if (moved) return 'shipped';
+  if (status === 'shipped') return 'already_shipped';
+  return status === 'cancelled' ? 'cancelled' : 'not_found';
 }

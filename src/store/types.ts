@@ -1,11 +1,26 @@
-import type { Order } from '../contract/types';
-
-/** The internal order status; v1's Order does not expose it. */
+/** Where an order is in its life; v1's Order does not show it. */
 export type OrderStatus = 'pending' | 'shipped' | 'cancelled';
 
+/**
+ * An order as the store holds it, whatever version of the API shows it: each version maps it to
+ * its own Order (v1: src/handlers/v1-order.ts), so the store knows no version's types.
+ */
+export interface OrderRecord {
+  id: number;
+  petId: number;
+  quantity: number;
+  shipDate: string;
+  complete: boolean;
+  status: OrderStatus;
+}
+
 /** One record of an import file, already validated against the spec's Order schema. */
-export interface ImportRecord extends Omit<Order, 'id'> {
+export interface ImportRecord {
   id?: number;
+  petId: number;
+  quantity: number;
+  shipDate: string;
+  complete: boolean;
   status?: Exclude<OrderStatus, 'cancelled'>;
 }
 
@@ -30,7 +45,7 @@ export interface OrderSnapshot {
   /** The list's ETag at this snapshot. */
   readonly etag: string;
   /** Up to `max` more orders in id order; an empty array once the list is exhausted. */
-  read(max: number): Promise<Order[]>;
+  read(max: number): Promise<OrderRecord[]>;
   /** Whether every order has been read; a snapshot that cannot tell without reading on leaves it out. */
   exhausted?(): boolean;
   /** Releases the snapshot; safe to call more than once. */

@@ -3,8 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { generateKey, hashKey } from '../../src/keys';
-import type { Order } from '../../src/contract/types';
-import { openSqliteStore, type ImportRecord, type Store } from '../../src/store';
+import { openSqliteStore, type ImportRecord, type OrderRecord, type Store } from '../../src/store';
 
 /** A temporary directory for one test file, removed by `cleanup`. */
 export function tempDir(): { dir: string; cleanup: () => void } {
@@ -44,9 +43,9 @@ export function rowsOf(file: string): Array<{ id: number; status: string; cancel
 }
 
 /** Every order a snapshot of the store lists, read in small chunks. */
-export async function listAll(store: Store): Promise<Order[]> {
+export async function listAll(store: Store): Promise<OrderRecord[]> {
   const snapshot = await store.snapshotOrders();
-  const all: Order[] = [];
+  const all: OrderRecord[] = [];
   try {
     for (let chunk = await snapshot.read(7); chunk.length > 0; chunk = await snapshot.read(7)) all.push(...chunk);
   } finally {

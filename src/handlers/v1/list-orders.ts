@@ -1,10 +1,12 @@
 import { ifNoneMatchMatches } from '../../http/conditional';
 import { defineHandler } from '../../http/handlers';
+import { mapChunks } from '../../http/stream';
+import { toV1Order } from '../v1-order';
 
 /** listOrders: GET /store/orders. Every pending or shipped order, streamed from a snapshot; 304 while the ETag matches. */
 export const listOrders = defineHandler('listOrders', ({ store, listChunkItems }) => async ({ headers }) => {
   const etag = await store.listEtag();
   if (ifNoneMatchMatches(headers['If-None-Match'], etag)) return { status: 304, headers: { ETag: etag } };
   const snapshot = await store.snapshotOrders(listChunkItems);
-  return { status: 200, stream: snapshot, headers: { ETag: snapshot.etag } };
+  return { status: 200, stream: mapChunks(snapshot, toV1Order), headers: { ETag: snapshot.etag } };
 });

@@ -1,14 +1,14 @@
 import pg from 'pg';
 import Cursor from 'pg-cursor';
-import type { Order } from '../../contract/types';
 import type { Logger } from '../../logger';
 import { silentLogger } from '../../logger';
-import { BUMP_REVISION_SQL, META_SQL, etagOf, rowToOrder, snapshotOf, type OrderRow } from '../shared';
+import { BUMP_REVISION_SQL, META_SQL, cancelOutcome, etagOf, rowToRecord, shipOutcome, snapshotOf, type OrderRow } from '../shared';
 import {
   DuplicateKeyNameError,
   type CancelOutcome,
   type ImportRecord,
   type KeyInfo,
+  type OrderRecord,
   type OrderSnapshot,
   type OrderStatus,
   type ShipOutcome,
@@ -38,7 +38,7 @@ export const PG_TYPES = {
       : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
-const LIST_SQL = `SELECT id, pet_id, quantity, ship_date, CASE WHEN complete THEN 1 ELSE 0 END AS complete
+const LIST_SQL = `SELECT id, pet_id, quantity, ship_date, CASE WHEN complete THEN 1 ELSE 0 END AS complete, status
   FROM orders WHERE status <> 'cancelled' ORDER BY id`;
 
 const now = (): string => new Date().toISOString();
@@ -115,12 +115,12 @@ class PostgresStore implements Store {
         const first = await open.read(prefetch + 1);
         if (first.length <= prefetch) {
           await finish();
-          return snapshotOf(etag, first.map(rowToOrder));
+          return snapshotOf(etag, first.map(rowToRecord));
         }
         let pending: OrderRow[] = first;
         return {
           etag,
-          read: async (max: number): Promise<Order[]> => {
+          read: async (max: number): Promise<OrderRecord[]> => {
             if (pending.length < max && !done) {
               try {
                 const more = await open.read(max - pending.length);
@@ -133,7 +133,7 @@ class PostgresStore implements Store {
             }
             const chunk = pending.slice(0, max);
             pending = pending.slice(max);
-            return chunk.map(rowToOrder);
+            return chunk.map(rowToRecord);
           },
           close: () => finish(),
         };
@@ -155,15 +155,12 @@ class PostgresStore implements Store {
 
   async cancelOrder(id: number): Promise<CancelOutcome> {
     const { moved, status } = await this.movePending(id, 'cancelled');
-    if (moved) return 'cancelled';
-    return status === 'shipped' ? 'shipped' : 'not_found';
+    return cancelOutcome(moved, status);
   }
 
   async shipOrder(id: number): Promise<ShipOutcome> {
     const { moved, status } = await this.movePending(id, 'shipped');
-    if (moved) return 'shipped';
-    if (status === 'shipped') return 'already_shipped';
-    return status === 'cancelled' ? 'cancelled' : 'not_found';
+    return shipOutcome(moved, status);
   }
 
   /**

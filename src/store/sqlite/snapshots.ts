@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import type { OrderSnapshot } from '../types';
 import { guard, translate } from './errors';
-import { META_SQL, etagOf, rowToOrder, type OrderRow } from '../shared';
+import { META_SQL, etagOf, rowToRecord, type OrderRow } from '../shared';
 import { BEFORE_FIRST_ID, LIST_PAGE_SQL } from './rows';
 
 interface Reader {
@@ -67,7 +67,7 @@ export class ReaderPool {
         }
         if (rows.length < max) finish();
         else after = rows[rows.length - 1]![0];
-        return rows.map(rowToOrder);
+        return rows.map(rowToRecord);
       },
       close: async () => finish(),
     };

@@ -15,7 +15,7 @@ import { StoreUnavailableError } from '../../errors';
 import { guard, isSqliteError } from './errors';
 import { importThroughStaging } from './import';
 import { migrate } from './migrations';
-import { BUMP_REVISION_SQL, META_SQL, etagOf, rowToOrder, snapshotOf, type OrderRow } from '../shared';
+import { BUMP_REVISION_SQL, META_SQL, cancelOutcome, etagOf, rowToRecord, shipOutcome, snapshotOf, type OrderRow } from '../shared';
 import { BEFORE_FIRST_ID, LIST_PAGE_SQL } from './rows';
 import { GroupCommit } from './group-commit';
 import { ReaderPool } from './snapshots';
@@ -130,8 +130,8 @@ class SqliteStore implements Store {
     const cancelAll = db.transaction((ids: readonly number[]): CancelOutcome[] => {
       const at = now();
       const outcomes = ids.map((id): CancelOutcome => {
-        if (this.statements.cancel.run(at, id).changes === 1) return 'cancelled';
-        return this.statements.status.get(id)?.status === 'shipped' ? 'shipped' : 'not_found';
+        if (this.statements.cancel.run(at, id).changes === 1) return cancelOutcome(true, 'cancelled');
+        return cancelOutcome(false, this.statements.status.get(id)?.status);
       });
       if (outcomes.includes('cancelled')) this.statements.bump.run();
       return outcomes;
@@ -167,7 +167,7 @@ class SqliteStore implements Store {
         rows: this.statements.page.all({ after: BEFORE_FIRST_ID, limit: prefetch + 1 }),
       }))(),
     );
-    if (first.rows.length <= prefetch) return snapshotOf(first.etag, first.rows.map(rowToOrder));
+    if (first.rows.length <= prefetch) return snapshotOf(first.etag, first.rows.map(rowToRecord));
     return this.readers.open();
   }
 
@@ -185,7 +185,7 @@ class SqliteStore implements Store {
       // transaction answers 404 and 409 without taking the write lock. Only a pending order goes on
       // to the conditional update, which settles any race with another cancel or a ship.
       const before = this.statements.status.get(id)?.status;
-      if (before !== 'pending') return before === 'shipped' ? 'shipped' : 'not_found';
+      if (before !== 'pending') return cancelOutcome(false, before);
       return this.cancels.submit(id);
     });
   }
@@ -196,11 +196,9 @@ class SqliteStore implements Store {
         .transaction((): ShipOutcome => {
           if (this.statements.ship.run(now(), id).changes === 1) {
             this.statements.bump.run();
-            return 'shipped';
+            return shipOutcome(true, 'shipped');
           }
-          const status = this.statements.status.get(id)?.status;
-          if (status === 'shipped') return 'already_shipped';
-          return status === 'cancelled' ? 'cancelled' : 'not_found';
+          return shipOutcome(false, this.statements.status.get(id)?.status);
         })
         .immediate(),
     );
