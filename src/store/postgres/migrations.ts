@@ -1,6 +1,6 @@
 import type { PoolClient } from 'pg';
 import { dateTimeCheckSql } from '../date-time-sql';
-import { MigrationRefusedError, REFUSAL_IDS, type Migration } from '../migration';
+import { driveAsync, migrationSteps, type Migration } from '../migration';
 import { SAFE_INTEGER_SQL, SHIP_DATE_RULE } from '../shared';
 
 const SAFE = SAFE_INTEGER_SQL;
@@ -66,53 +66,40 @@ export const PG_MIGRATIONS: readonly Migration[] = [
 const MIGRATION_LOCK = 0x70657473746f7265n; // "petstore"
 
 /**
- * Applies every migration newer than the database's in one transaction, under an advisory lock
- * held until it commits, so that several instances starting at once apply each migration once;
- * refuses a database from a newer release.
+ * Applies every migration newer than the database's (migrationSteps, in ../migration.ts) in one
+ * transaction, under an advisory lock held until it commits, so that several instances starting at
+ * once apply each migration once.
  */
 export async function migratePostgres(client: PoolClient, migrations: readonly Migration[] = PG_MIGRATIONS): Promise<void> {
-  await client.query('BEGIN');
-  try {
-    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK.toString()]);
-    await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+  const create = `CREATE TABLE IF NOT EXISTS schema_migrations (
       version    INTEGER PRIMARY KEY,
       name       TEXT NOT NULL,
       applied_at TEXT NOT NULL
-    )`);
-    const { rows } = await client.query<{ v: number | null }>('SELECT max(version) AS v FROM schema_migrations');
-    const current = rows[0]?.v ?? 0;
-    const latest = migrations.at(-1)?.version ?? 0;
-    if (current > latest) {
-      throw new Error(`database schema version ${current} is newer than this release knows (${latest})`);
-    }
-    for (const migration of migrations) {
-      if (migration.version <= current) continue;
-      await refuseIfViolated(client, migration);
-      await client.query(migration.sql);
-      await client.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
-        migration.version,
-        migration.name,
-        new Date().toISOString(),
-      ]);
-    }
+    )`;
+  await client.query('BEGIN');
+  try {
+    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK.toString()]);
+    await driveAsync(migrationSteps(migrations, create), async (step) => {
+      if ('run' in step) await client.query(step.run);
+      else if ('value' in step) {
+        const { rows } = await client.query<unknown[]>({ text: step.value, rowMode: 'array' });
+        const value = rows[0]?.[0];
+        return value === null || value === undefined ? null : Number(value);
+      } else if ('ids' in step) {
+        const { rows } = await client.query<unknown[]>({ text: step.ids, rowMode: 'array' });
+        return rows.map((row) => Number(row[0]));
+      } else {
+        await client.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
+          step.applied.version,
+          step.applied.name,
+          step.applied.at,
+        ]);
+      }
+      return undefined;
+    });
     await client.query('COMMIT');
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw err;
   }
-}
-
-/** Throws MigrationRefusedError, before anything changes, when existing rows break the migration's rule. */
-async function refuseIfViolated(client: PoolClient, migration: Migration): Promise<void> {
-  if (!migration.refuseWhile) return;
-  const { violationsSql } = migration.refuseWhile;
-  const { rows } = await client.query<{ n: string }>(`SELECT count(*) AS n FROM (${violationsSql}) AS violations`);
-  const count = Number(rows[0]?.n ?? 0);
-  if (count === 0) return;
-  const ids = await client.query<{ id: number }>(`${violationsSql} LIMIT ${REFUSAL_IDS}`);
-  throw new MigrationRefusedError(
-    migration,
-    ids.rows.map((row) => Number(row.id)),
-    count,
-  );
 }

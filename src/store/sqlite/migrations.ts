@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { dateTimeCheckSql } from '../date-time-sql';
-import { MigrationRefusedError, REFUSAL_IDS, type Migration } from '../migration';
+import { driveSync, migrationSteps, type Migration } from '../migration';
 import { SAFE_INTEGER_SQL, SHIP_DATE_RULE } from '../shared';
 
 export type { Migration } from '../migration';
@@ -82,38 +82,27 @@ export const MIGRATIONS: readonly Migration[] = [
 ];
 
 /**
- * Applies every migration newer than the database's, all in one immediate transaction so that
- * two processes starting at once cannot race, and refuses a database from a newer release.
+ * Applies every migration newer than the database's (migrationSteps, in ../migration.ts), all in
+ * one immediate transaction so that two processes starting at once cannot race.
  */
 export function migrate(db: Database.Database, migrations: readonly Migration[] = MIGRATIONS): void {
-  db.transaction(() => {
-    db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+  const create = `CREATE TABLE IF NOT EXISTS schema_migrations (
       version    INTEGER PRIMARY KEY,
       name       TEXT NOT NULL,
       applied_at TEXT NOT NULL
-    ) STRICT`);
-    const row = db.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number | null };
-    const current = row.v ?? 0;
-    const latest = migrations.at(-1)?.version ?? 0;
-    if (current > latest) {
-      throw new Error(`database schema version ${current} is newer than this release knows (${latest})`);
-    }
-    const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
-    for (const migration of migrations) {
-      if (migration.version <= current) continue;
-      refuseIfViolated(db, migration);
-      db.exec(migration.sql);
-      record.run(migration.version, migration.name, new Date().toISOString());
-    }
-  }).immediate();
-}
-
-/** Throws MigrationRefusedError, before anything changes, when existing rows break the migration's rule. */
-function refuseIfViolated(db: Database.Database, migration: Migration): void {
-  if (!migration.refuseWhile) return;
-  const { violationsSql } = migration.refuseWhile;
-  const count = (db.prepare(`SELECT count(*) FROM (${violationsSql})`).pluck().get() as number) ?? 0;
-  if (count === 0) return;
-  const ids = db.prepare(`${violationsSql} LIMIT ${REFUSAL_IDS}`).pluck().all() as number[];
-  throw new MigrationRefusedError(migration, ids, count);
+    ) STRICT`;
+  db.transaction(() =>
+    driveSync(migrationSteps(migrations, create), (step) => {
+      if ('run' in step) db.exec(step.run);
+      else if ('value' in step) return (db.prepare(step.value).pluck().get() as number | null | undefined) ?? null;
+      else if ('ids' in step) return db.prepare(step.ids).pluck().all() as number[];
+      else
+        db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+          step.applied.version,
+          step.applied.name,
+          step.applied.at,
+        );
+      return undefined;
+    }),
+  ).immediate();
 }
