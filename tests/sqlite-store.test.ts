@@ -1,3 +1,4 @@
+import { sqlitePlaceholders } from '../src/store/shared';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -114,4 +115,18 @@ test('a cancel answered while an import streams in is committed on its own, even
   await expect(importing).rejects.toThrow('the file broke off');
   expect((await listAll(store)).map((o) => o.id)).toEqual([2]);
   await store.close();
+});
+
+describe('statements shared with PostgreSQL', () => {
+  test('take positional placeholders in place of $1, $2, … used once each, in order', () => {
+    expect(sqlitePlaceholders('UPDATE t SET a = $1 WHERE b = $2 AND c = $3')).toBe('UPDATE t SET a = ? WHERE b = ? AND c = ?');
+    expect(sqlitePlaceholders('SELECT 1')).toBe('SELECT 1');
+  });
+
+  test.each([['UPDATE t SET a = $2 WHERE b = $1'], ['SELECT $1, $1'], ['SELECT $1, $3']])(
+    'refuse %s, which positional binding would get wrong',
+    (sql) => {
+      expect(() => sqlitePlaceholders(sql)).toThrow(/placeholders must be \$1, \$2, … once each, in order/);
+    },
+  );
 });

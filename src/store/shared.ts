@@ -59,3 +59,27 @@ export function shipOutcome(moved: boolean, status: OrderStatus | null | undefin
   if (status === 'shipped') return 'already_shipped';
   return status === 'cancelled' ? 'cancelled' : 'not_found';
 }
+
+/**
+ * The API-key statements, the same in both stores. Written with PostgreSQL's placeholders; SQLite
+ * takes them through sqlitePlaceholders.
+ */
+export const KEY_SQL = {
+  create: 'INSERT INTO api_keys (name, key_hash, created_at) VALUES ($1, $2, $3)',
+  list: 'SELECT name, created_at AS "createdAt", revoked_at AS "revokedAt" FROM api_keys ORDER BY id',
+  revoke: 'UPDATE api_keys SET revoked_at = $1 WHERE name = $2 AND revoked_at IS NULL',
+  findActive: 'SELECT name FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL',
+} as const;
+
+/**
+ * A statement with PostgreSQL's `$1, $2, …` as SQLite's positional `?`: only for statements that
+ * use each placeholder once, in order (better-sqlite3 binds `?` by position), which it checks.
+ */
+export function sqlitePlaceholders(sql: string): string {
+  let expected = 1;
+  return sql.replace(/\$(\d+)/g, (_match, n: string) => {
+    if (Number(n) !== expected) throw new Error(`placeholders must be $1, $2, … once each, in order: ${sql}`);
+    expected += 1;
+    return '?';
+  });
+}

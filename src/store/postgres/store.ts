@@ -2,7 +2,17 @@ import pg from 'pg';
 import Cursor from 'pg-cursor';
 import type { Logger } from '../../logger';
 import { silentLogger } from '../../logger';
-import { BUMP_REVISION_SQL, META_SQL, cancelOutcome, etagOf, rowToRecord, shipOutcome, snapshotOf, type OrderRow } from '../shared';
+import {
+  BUMP_REVISION_SQL,
+  KEY_SQL,
+  META_SQL,
+  cancelOutcome,
+  etagOf,
+  rowToRecord,
+  shipOutcome,
+  snapshotOf,
+  type OrderRow,
+} from '../shared';
 import {
   DuplicateKeyNameError,
   type CancelOutcome,
@@ -203,7 +213,7 @@ class PostgresStore implements Store {
 
   async createKey(name: string, keyHash: string): Promise<void> {
     try {
-      await this.query('INSERT INTO api_keys (name, key_hash, created_at) VALUES ($1, $2, $3)', [name, keyHash, now()]);
+      await this.query(KEY_SQL.create, [name, keyHash, now()]);
     } catch (err) {
       if (sqlState(err) === '23505' && (err as { constraint?: string }).constraint === 'api_keys_name_unique') {
         throw new DuplicateKeyNameError(`a key named "${name}" already exists`);
@@ -213,18 +223,16 @@ class PostgresStore implements Store {
   }
 
   async listKeys(): Promise<KeyInfo[]> {
-    const { rows } = await this.query<KeyInfo>(
-      'SELECT name, created_at AS "createdAt", revoked_at AS "revokedAt" FROM api_keys ORDER BY id',
-    );
+    const { rows } = await this.query<KeyInfo>(KEY_SQL.list);
     return rows;
   }
 
   async revokeKey(name: string): Promise<boolean> {
-    return (await this.query('UPDATE api_keys SET revoked_at = $1 WHERE name = $2 AND revoked_at IS NULL', [now(), name])).rowCount === 1;
+    return (await this.query(KEY_SQL.revoke, [now(), name])).rowCount === 1;
   }
 
   async findActiveKey(keyHash: string): Promise<string | null> {
-    const { rows } = await this.query<{ name: string }>('SELECT name FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL', [keyHash]);
+    const { rows } = await this.query<{ name: string }>(KEY_SQL.findActive, [keyHash]);
     return rows[0]?.name ?? null;
   }
 

@@ -15,7 +15,18 @@ import { StoreUnavailableError } from '../../errors';
 import { guard, isSqliteError } from './errors';
 import { importThroughStaging } from './import';
 import { migrate } from './migrations';
-import { BUMP_REVISION_SQL, META_SQL, cancelOutcome, etagOf, rowToRecord, shipOutcome, snapshotOf, type OrderRow } from '../shared';
+import {
+  BUMP_REVISION_SQL,
+  KEY_SQL,
+  META_SQL,
+  cancelOutcome,
+  etagOf,
+  rowToRecord,
+  shipOutcome,
+  snapshotOf,
+  sqlitePlaceholders,
+  type OrderRow,
+} from '../shared';
 import { BEFORE_FIRST_ID, LIST_PAGE_SQL } from './rows';
 import { GroupCommit } from './group-commit';
 import { ReaderPool } from './snapshots';
@@ -121,10 +132,10 @@ class SqliteStore implements Store {
       cancel: db.prepare(`UPDATE orders SET status = 'cancelled', cancelled_at = ? WHERE id = ? AND status = 'pending'`),
       ship: db.prepare(`UPDATE orders SET status = 'shipped', shipped_at = ? WHERE id = ? AND status = 'pending'`),
       petExists: db.prepare<[number], { one: number }>(`SELECT 1 AS one FROM orders WHERE pet_id = ? AND status <> 'cancelled' LIMIT 1`),
-      createKey: db.prepare('INSERT INTO api_keys (name, key_hash, created_at) VALUES (?, ?, ?)'),
-      listKeys: db.prepare<[], KeyInfo>('SELECT name, created_at AS createdAt, revoked_at AS revokedAt FROM api_keys ORDER BY id'),
-      revokeKey: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL'),
-      findKey: db.prepare<[string], { name: string }>('SELECT name FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL'),
+      createKey: db.prepare(sqlitePlaceholders(KEY_SQL.create)),
+      listKeys: db.prepare<[], KeyInfo>(KEY_SQL.list),
+      revokeKey: db.prepare(sqlitePlaceholders(KEY_SQL.revoke)),
+      findKey: db.prepare<[string], { name: string }>(sqlitePlaceholders(KEY_SQL.findActive)),
       touch: db.prepare('UPDATE store_meta SET revision = revision'),
     };
     const cancelAll = db.transaction((ids: readonly number[]): CancelOutcome[] => {
