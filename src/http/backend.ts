@@ -22,7 +22,8 @@ import { compileArrayItems } from './serializers';
 import { ItemViolation } from './item-writer';
 import { sendJsonArray } from './stream';
 
-const METHODS = ['get', 'head', 'post', 'put', 'patch', 'delete', 'options', 'trace'] as const;
+/** The methods an `Allow` header lists, in the order it lists them. */
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE'] as const;
 const REALM = 'Bearer realm="petstore-orders"';
 
 /** What the dispatcher needs. */
@@ -286,7 +287,7 @@ function validationMessage(c: Context, request: RoutedRequest, read: InputReader
 function allowedMethods(router: CompiledRouter, path: string): string[] {
   const found = new Set(router.methodsAt(path));
   if (found.has('GET')) found.add('HEAD');
-  return METHODS.map((method) => method.toUpperCase()).filter((method) => found.has(method));
+  return METHODS.filter((method) => found.has(method));
 }
 
 function errorKey(operation: Operation | undefined, reply: Reply): string | undefined {

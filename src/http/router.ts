@@ -40,9 +40,7 @@ export class CompiledRouter extends OpenAPIRouter<OpenAPIV3.Document> {
       if (strict) throw new StacklessError(message);
       return undefined;
     };
-    if (this.root !== '' && rawPath !== this.root && !rawPath.startsWith(`${this.root}/`)) {
-      return fail('404-notFound: no route matches request');
-    }
+    if (!this.underRoot(rawPath)) return fail('404-notFound: no route matches request');
     const path = this.normalizePath(rawPath);
     const operations = this.getOperations();
     const exact = operations.find((op) => op.path === path && op.method === method);
@@ -53,13 +51,18 @@ export class CompiledRouter extends OpenAPIRouter<OpenAPIV3.Document> {
     return match ? match.operation : fail('405-methodNotAllowed: this method is not registered for the route');
   }
 
+  /** Whether a raw path is the API root or below it (on a segment boundary). */
+  private underRoot(rawPath: string): boolean {
+    return this.root === '' || rawPath === this.root || rawPath.startsWith(`${this.root}/`);
+  }
+
   /**
    * The methods `rawPath` answers to: those of the operations whose path is it or whose template
    * matches it, which are exactly the methods matchOperation finds an operation for (without asking
    * once per method). Upper case, in the document's order; empty outside the API root.
    */
   methodsAt(rawPath: string): string[] {
-    if (this.root !== '' && rawPath !== this.root && !rawPath.startsWith(`${this.root}/`)) return [];
+    if (!this.underRoot(rawPath)) return [];
     const path = this.normalizePath(rawPath);
     const methods = new Set<string>();
     for (const operation of this.getOperations()) if (operation.path === path) methods.add(operation.method);
