@@ -88,7 +88,7 @@ async function stage(client: PoolClient, records: Iterable<ImportRecord> | Async
 
 /** A value in COPY's text format: the characters it gives a meaning to, escaped. */
 function copyText(value: string): string {
-  return /[\\\t\n\r]/.test(value) ? value.replace(/[\\\t\n\r]/g, (c) => COPY_ESCAPES[c]!) : value;
+  return value.replace(/[\\\t\n\r]/g, (c) => COPY_ESCAPES[c]!);
 }
 
 const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
