@@ -46,16 +46,17 @@ export async function postgresProblem(): Promise<string | null> {
 }
 
 /**
- * Runs `fn` with a maker of empty databases (it returns each one's URL), and drops every one it
- * made afterwards, whatever happened.
+ * Runs `fn` with a maker of scratch databases: empty, or a copy of `template` (the URL of one it
+ * made); it returns each one's URL. Every one it made is dropped afterwards, whatever happened.
  */
-export async function withScratchDatabases<T>(fn: (create: () => Promise<string>) => Promise<T>): Promise<T> {
+export async function withScratchDatabases<T>(fn: (create: (template?: string) => Promise<string>) => Promise<T>): Promise<T> {
   const prefix = `bench_${randomBytes(4).toString('hex')}`;
   const made: string[] = [];
+  const nameOf = (url: string) => new URL(url).pathname.slice(1);
   try {
-    return await fn(async () => {
+    return await fn(async (template) => {
       const database = `${prefix}_${made.length}`;
-      await admin(`CREATE DATABASE ${database}`);
+      await admin(`CREATE DATABASE ${database}${template === undefined ? '' : ` TEMPLATE ${nameOf(template)}`}`);
       made.push(database);
       return urlOf(database);
     });
@@ -68,34 +69,25 @@ export async function withScratchDatabases<T>(fn: (create: () => Promise<string>
 export async function postgresRuns(ctx: Context): Promise<string[]> {
   const problem = await postgresProblem();
   if (problem !== null) return [`PostgreSQL rows skipped: ${problem}.`];
-  const prefix = `bench_${randomBytes(4).toString('hex')}`;
-  const databases: string[] = [];
-  const create = async (name: string, template?: string): Promise<string> => {
-    const database = `${prefix}_${name}`;
-    await admin(`CREATE DATABASE ${database}${template ? ` TEMPLATE ${template}` : ''}`);
-    databases.push(database);
-    return database;
-  };
-  const fill = async (database: string, count: number): Promise<void> => {
-    const store = await openPostgresStore(urlOf(database));
+  const fill = async (url: string, count: number): Promise<void> => {
+    const store = await openPostgresStore(url);
     await store.importOrders(ctx.orders(count));
     await store.createKey('bench', hashKey(ctx.key));
     await store.close();
   };
-  try {
+  return withScratchDatabases(async (create) => {
     process.stderr.write('preparing PostgreSQL databases\n');
-    const list = await create('list');
+    const list = await create();
     await fill(list, 1000);
-    const pendingTemplate = await create('pending');
+    const pendingTemplate = await create();
     await fill(pendingTemplate, 300_000);
-    let copies = 0;
-    const pending = () => create(`pending_${copies++}`, pendingTemplate);
+    const pending = () => create(pendingTemplate);
 
-    const start = (database: string): Promise<Server> => {
+    const start = (url: string): Promise<Server> => {
       const port = ctx.nextPort();
       return startServer(ctx.cli, ['serve', '--port', String(port)], port, /listening/, {
         LOG_LEVEL: 'info',
-        PETSTORE_DATABASE_URL: urlOf(database),
+        PETSTORE_DATABASE_URL: url,
       });
     };
     const auth = { Authorization: `Bearer ${ctx.key}` };
@@ -177,7 +169,5 @@ export async function postgresRuns(ctx: Context): Promise<string[]> {
       );
     }
     return lines;
-  } finally {
-    for (const database of databases.reverse()) await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`).catch(() => undefined);
-  }
+  });
 }
