@@ -66,3 +66,39 @@ function daysIn(year: number, month: number): number {
   const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
   return month === 2 && leap ? 29 : DAYS[month]!;
 }
+
+/** Added to every instant key's seconds, so that each has twelve digits; the stores' SQL adds the same. */
+export const INSTANT_KEY_BASE = 100_000_000_000;
+
+/**
+ * A key that orders valid date-times by the instant they name: comparing two keys as strings
+ * compares their instants exactly, whatever their offsets and however long their fractions. The
+ * stores keep the same key beside every ship date (instantKeySql in src/store/date-time-sql.ts,
+ * proven equal to this on the date-time edge cases), so a shipDate filter compares keys.
+ * Seconds count on a UTC timeline shifted by 400 years, so that year 0000 needs no sign; a leap
+ * second is the first second of the next minute, as the stores count it.
+ */
+export function instantKey(value: string): string {
+  let zone = 6;
+  const last = value.charCodeAt(value.length - 1);
+  if (last === UPPER_Z || last === LOWER_Z) zone = 1;
+  else if (isSign(value, value.length - 3)) zone = 3;
+  else if (isSign(value, value.length - 5)) zone = 5;
+  let offset = 0;
+  if (zone > 1) {
+    const at = value.length - zone;
+    const minutes = number(value, at + 1) * 60 + (zone > 3 ? number(value, value.length - 2) : 0);
+    offset = (value.charCodeAt(at) === MINUS ? -1 : 1) * minutes * 60;
+  }
+  const month = number(value, 5);
+  const year = number(value, 0) * 100 + number(value, 2) + 400 - (month <= 2 ? 1 : 0);
+  const era = Math.floor(year / 400);
+  const yearOfEra = year - era * 400;
+  const dayOfYear = Math.floor((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5) + number(value, 8) - 1;
+  const days = era * 146097 + yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear;
+  const seconds = days * 86400 + number(value, 11) * 3600 + number(value, 14) * 60 + number(value, 17) - offset + INSTANT_KEY_BASE;
+  const fraction = value.charCodeAt(19) === DOT ? value.slice(20, value.length - zone).replace(/0+$/, '') : '';
+  return `${seconds}.${fraction}`;
+}
+
+const DOT = 0x2e;

@@ -1,3 +1,4 @@
+import { INSTANT_KEY_BASE } from '../contract/date-time';
 /** The SQL dialects whose CHECK constraints this module writes. */
 export type SqlDialect = 'sqlite' | 'postgres';
 
@@ -83,4 +84,37 @@ function globToRegex(pattern: string): string {
 
 function range(from: number, to: number): number[] {
   return Array.from({ length: to - from + 1 }, (_, i) => from + i);
+}
+
+/**
+ * A text SQL expression that orders a valid `date-time` in `column` by the instant it names (the
+ * stored text keeps its own offset, so its text order is not time order): twelve digits of seconds
+ * on a shifted UTC timeline, a dot, and the fraction's digits without trailing zeros, so that
+ * comparing two keys as text compares their instants exactly, to the last digit of either
+ * fraction. The same integer arithmetic in both dialects (days from the civil date, no date
+ * functions: PostgreSQL has no year 0 and SQLite no leap second), all of it immutable, so that
+ * PostgreSQL can store it as a generated column. instantKey (src/contract/date-time.ts) computes
+ * the same key in JavaScript, for the filters a request sends.
+ */
+export function instantKeySql(column: string): string {
+  const s = column;
+  const int = (expr: string): string => `CAST(${expr} AS BIGINT)`;
+  const sign = (at: string): string => `substr(${s}, ${at}, 1) IN ('+', '-')`;
+  // The time zone's length, for a string that is a valid date-time: Z (1), ±HH (3), ±HHMM (5), ±HH:MM (6).
+  const zone = `(CASE WHEN substr(${s}, length(${s}), 1) IN ('Z', 'z') THEN 1
+    WHEN ${sign(`length(${s}) - 2`)} THEN 3 WHEN ${sign(`length(${s}) - 4`)} THEN 5 ELSE 6 END)`;
+  const zoneSign = `(CASE WHEN substr(${s}, length(${s}) - ${zone} + 1, 1) = '-' THEN -1 ELSE 1 END)`;
+  const zoneHours = `(CASE WHEN ${zone} > 1 THEN ${int(`substr(${s}, length(${s}) - ${zone} + 2, 2)`)} ELSE 0 END)`;
+  const zoneMinutes = `(CASE WHEN ${zone} > 3 THEN ${int(`substr(${s}, length(${s}) - 1, 2)`)} ELSE 0 END)`;
+  // Years shifted by 400 (one Gregorian cycle), March-based, so that every division is of a positive number.
+  const month = int(`substr(${s}, 6, 2)`);
+  const year = `(${int(`substr(${s}, 1, 4)`)} + 400 - (CASE WHEN ${month} <= 2 THEN 1 ELSE 0 END))`;
+  const yearOfEra = `(${year} - (${year} / 400) * 400)`;
+  const dayOfYear = `((153 * (${month} + (CASE WHEN ${month} > 2 THEN -3 ELSE 9 END)) + 2) / 5 + ${int(`substr(${s}, 9, 2)`)} - 1)`;
+  const days = `((${year} / 400) * 146097 + ${yearOfEra} * 365 + ${yearOfEra} / 4 - ${yearOfEra} / 100 + ${dayOfYear})`;
+  const seconds =
+    `(${days} * 86400 + ${int(`substr(${s}, 12, 2)`)} * 3600 + ${int(`substr(${s}, 15, 2)`)} * 60 + ${int(`substr(${s}, 18, 2)`)}` +
+    ` - ${zoneSign} * (${zoneHours} * 3600 + ${zoneMinutes} * 60) + ${INSTANT_KEY_BASE})`;
+  const fraction = `(CASE WHEN substr(${s}, 20, 1) = '.' THEN rtrim(substr(${s}, 21, length(${s}) - 20 - ${zone}), '0') ELSE '' END)`;
+  return `(CAST(${seconds} AS TEXT) || '.' || ${fraction})`;
 }
