@@ -59,7 +59,7 @@ test('SQLite: a store with rows the new rule refuses stays at schema 1, unchange
   const store = openSqliteStore(file);
   void store.close();
   const fixed = new Database(file, { readonly: true });
-  expect(fixed.prepare('SELECT max(version) FROM schema_migrations').pluck().get()).toBe(2);
+  expect(fixed.prepare('SELECT max(version) FROM schema_migrations').pluck().get()).toBe(3);
   expect(fixed.prepare('SELECT count(*) FROM orders').pluck().get()).toBe(13);
   fixed.close();
 });
@@ -100,7 +100,7 @@ onPostgres('PostgreSQL: a store with rows the new rule refuses stays at schema 1
     await client.query("UPDATE orders SET ship_date = '2026-11-20T10:00:00Z' WHERE id >= 100");
     await client.end();
     await (await openPostgresStore(database.url)).close();
-    expect(await sql<{ v: number }>(database.url, 'SELECT max(version) AS v FROM schema_migrations')).toEqual([{ v: 2 }]);
+    expect(await sql<{ v: number }>(database.url, 'SELECT max(version) AS v FROM schema_migrations')).toEqual([{ v: 3 }]);
   } finally {
     await database.drop();
   }

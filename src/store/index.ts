@@ -1,5 +1,5 @@
 export type { OrderSnapshot } from './types';
-export type { Store, ImportRecord, KeyInfo, CancelOutcome, ShipOutcome, OrderRecord, OrderStatus } from './types';
+export type { Store, ImportRecord, KeyInfo, CancelOutcome, ShipOutcome, OrderRecord, OrderStatus, OrderFilter, PageRequest } from './types';
 export { DuplicateKeyNameError, ImportConflictError } from './types';
 export { MigrationRefusedError } from './migration';
 export { openSqliteStore } from './sqlite/store';

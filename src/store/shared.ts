@@ -1,4 +1,5 @@
-import type { CancelOutcome, OrderRecord, OrderSnapshot, OrderStatus, ShipOutcome } from './types';
+import { randomBytes } from 'node:crypto';
+import type { CancelOutcome, OrderRecord, OrderSnapshot, OrderStatus, PageRequest, ShipOutcome } from './types';
 
 /** What the stores' shipDate constraint requires, in the words of a migration's refusal. */
 export const SHIP_DATE_RULE = 'shipDate must be an RFC 3339 date-time with a time zone, on a real calendar day';
@@ -82,4 +83,64 @@ export function sqlitePlaceholders(sql: string): string {
     expected += 1;
     return '?';
   });
+}
+
+/**
+ * The indexes that serve a page of any filter combination (pageQuery) by reading only the index
+ * entries of its branches' pages: every equality filter a branch has (status and complete always,
+ * pet_id when asked), then id for the keyset, then the ship instant, so that a shipDate range is
+ * tested in the index without reading rows it excludes. Cancelled orders are never listed, so
+ * neither index holds them.
+ */
+export const PAGE_INDEXES_SQL = `
+      CREATE INDEX orders_page ON orders (status, complete, id, ship_at) WHERE status <> 'cancelled';
+      CREATE INDEX orders_page_by_pet ON orders (pet_id, status, complete, id, ship_at) WHERE status <> 'cancelled';`;
+
+/**
+ * The SQL of one page, the same for both stores (PostgreSQL's placeholders; SQLite takes it
+ * through sqlitePlaceholders). An index orders by id only below its equality columns, so the page
+ * is the union of one branch per (status, complete) pair the filter allows, each read in id order
+ * from orders_page or orders_page_by_pet and cut at `limit`, then merged: at most four branches
+ * of at most `limit` rows, however many orders the store holds.
+ */
+export function pageQuery({ filter, after, limit }: PageRequest): { text: string; values: unknown[] } {
+  const values: unknown[] = [];
+  const placeholder = (value: unknown): string => {
+    values.push(value);
+    return `$${values.length}`;
+  };
+  const statuses = filter.status === undefined ? (['pending', 'shipped'] as const) : [filter.status];
+  const completes = filter.complete === undefined ? [false, true] : [filter.complete];
+  const branches: string[] = [];
+  for (const status of statuses) {
+    for (const complete of completes) {
+      const where = [`status <> 'cancelled'`, `status = '${status}'`, `complete = ${complete ? 'TRUE' : 'FALSE'}`];
+      if (filter.petId !== undefined) where.push(`pet_id = ${placeholder(filter.petId)}`);
+      if (filter.shipFrom !== undefined) where.push(`ship_at >= ${placeholder(filter.shipFrom)}`);
+      if (filter.shipTo !== undefined) where.push(`ship_at < ${placeholder(filter.shipTo)}`);
+      if (after !== undefined) where.push(`id > ${placeholder(after)}`);
+      branches.push(`SELECT ${ORDER_COLUMNS} FROM orders WHERE ${where.join(' AND ')} ORDER BY id LIMIT ${placeholder(limit)}`);
+    }
+  }
+  if (branches.length === 1) return { text: branches[0]!, values };
+  const union = branches.map((branch, i) => `SELECT * FROM (${branch}) AS b${i}`).join(' UNION ALL ');
+  return { text: `${union} ORDER BY id LIMIT ${placeholder(limit)}`, values };
+}
+
+/** The columns of an OrderRow, in its order. */
+export const ORDER_COLUMNS = 'id, pet_id, quantity, ship_date, CASE WHEN complete THEN 1 ELSE 0 END AS complete, status';
+
+/**
+ * The store's cursor secret, made on first use the same way in every store: read it; if there is
+ * none yet, offer a random one, which sticks only if no other process set one first; read again.
+ */
+export async function cursorSecretOf(query: (sql: string, value?: string) => Promise<string | null | undefined>): Promise<Buffer> {
+  const read = 'SELECT cursor_secret FROM store_meta';
+  let secret = await query(read);
+  if (secret == null) {
+    await query('UPDATE store_meta SET cursor_secret = $1 WHERE cursor_secret IS NULL', randomBytes(32).toString('hex'));
+    secret = await query(read);
+  }
+  if (secret == null) throw new Error('the store has no cursor secret');
+  return Buffer.from(secret, 'hex');
 }

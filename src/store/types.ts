@@ -24,6 +24,24 @@ export interface ImportRecord {
   status?: Exclude<OrderStatus, 'cancelled'>;
 }
 
+/** Which orders a page lists: every order not cancelled that matches all the filters given. */
+export interface OrderFilter {
+  status?: Exclude<OrderStatus, 'cancelled'> | undefined;
+  petId?: number | undefined;
+  complete?: boolean | undefined;
+  /** Inclusive: an instant key (instantKey in src/contract/date-time.ts). */
+  shipFrom?: string | undefined;
+  /** Exclusive: an instant key. */
+  shipTo?: string | undefined;
+}
+
+/** One page of the filtered list: the first `limit` matching orders with an id above `after` (all, without it). */
+export interface PageRequest {
+  filter: OrderFilter;
+  after?: number | undefined;
+  limit: number;
+}
+
 /** What happened to a cancel request. */
 export type CancelOutcome = 'cancelled' | 'shipped' | 'not_found';
 
@@ -56,6 +74,16 @@ export interface OrderSnapshot {
 export interface Store {
   /** Opens a snapshot of the order list; a list of up to `prefetch` orders may be read at once. */
   snapshotOrders(prefetch?: number): Promise<OrderSnapshot>;
+  /**
+   * One page of the filtered list, in id order: the first `limit` orders not cancelled that match
+   * every filter, with an id above `after`. Each page reads only its own index entries.
+   */
+  pageOrders(request: PageRequest): Promise<OrderRecord[]>;
+  /**
+   * The store's secret for signing list cursors: made at random the first time it is asked for, and
+   * then the same for every process that opens the store, so that any instance accepts another's cursors.
+   */
+  cursorSecret(): Promise<Buffer>;
   /** The ETag the order list has now: it changes with every write that changes the list. */
   listEtag(): Promise<string>;
   /** Whether any order exists, cancelled or not. */

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { openPostgresStore, openSqliteStore, type Store } from '../../src/store';
-import { dateTimeCheckSql } from '../../src/store/date-time-sql';
+import { dateTimeCheckSql, instantKeySql } from '../../src/store/date-time-sql';
 import { freshDatabase, sql } from './postgres';
 import { rowsOf, tempDir } from './store';
 
@@ -72,14 +72,10 @@ function sqliteKind(): StoreKind {
           const db = new Database(file);
           try {
             if (options.checksOff) db.pragma('ignore_check_constraints = ON');
-            db.prepare(`${INSERT_ROW} VALUES (?, ?, ?, ?, ?, 'pending', ?)`).run(
-              row.id,
-              row.petId,
-              row.quantity,
-              row.shipDate,
-              row.complete ? 1 : 0,
-              new Date().toISOString(),
-            );
+            // ship_at, which the store writes beside every ship date, as the store's own SQL computes it.
+            db.prepare(
+              `${INSERT_ROW.replace(')', ', ship_at)')} SELECT ?, ?, ?, v, ?, 'pending', ?, ${instantKeySql('v')} FROM (SELECT ? AS v)`,
+            ).run(row.id, row.petId, row.quantity, row.complete ? 1 : 0, new Date().toISOString(), row.shipDate);
           } finally {
             db.close();
           }

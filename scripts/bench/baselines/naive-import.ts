@@ -4,6 +4,7 @@
 // included), with the same SQLite settings. Usage: naive-import --db FILE ORDERS.json
 import fs from 'node:fs';
 import Database from 'better-sqlite3';
+import { instantKey } from '../../../src/contract/date-time';
 import { openSqliteStore, type ImportRecord } from '../../../src/store';
 
 async function main(): Promise<void> {
@@ -17,12 +18,22 @@ async function main(): Promise<void> {
   const records = JSON.parse(fs.readFileSync(input, 'utf8')) as ImportRecord[];
   const now = new Date().toISOString();
   const insert = db.prepare(
-    'INSERT INTO orders (id, pet_id, quantity, ship_date, complete, status, created_at, shipped_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    'INSERT INTO orders (id, pet_id, quantity, ship_date, complete, status, created_at, shipped_at, ship_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
   );
   db.transaction(() => {
     for (const r of records) {
       const status = r.status ?? 'pending';
-      insert.run(r.id ?? null, r.petId, r.quantity, r.shipDate, r.complete ? 1 : 0, status, now, status === 'shipped' ? now : null);
+      insert.run(
+        r.id ?? null,
+        r.petId,
+        r.quantity,
+        r.shipDate,
+        r.complete ? 1 : 0,
+        status,
+        now,
+        status === 'shipped' ? now : null,
+        instantKey(r.shipDate),
+      );
     }
   })();
   db.close();

@@ -1,7 +1,7 @@
 import type { PoolClient } from 'pg';
-import { dateTimeCheckSql } from '../date-time-sql';
+import { dateTimeCheckSql, instantKeySql } from '../date-time-sql';
 import { driveAsync, migrationSteps, type Migration } from '../migration';
-import { SAFE_INTEGER_SQL, SHIP_DATE_RULE } from '../shared';
+import { PAGE_INDEXES_SQL, SAFE_INTEGER_SQL, SHIP_DATE_RULE } from '../shared';
 
 const SAFE = SAFE_INTEGER_SQL;
 
@@ -58,6 +58,21 @@ export const PG_MIGRATIONS: readonly Migration[] = [
     sql: `
       ALTER TABLE orders DROP CONSTRAINT order_ship_date_shape;
       ALTER TABLE orders ADD CONSTRAINT order_ship_date_rfc3339 CHECK ${dateTimeCheckSql('ship_date', 'postgres')};
+    `,
+  },
+  {
+    version: 3,
+    name: 'ship instants and the indexes of paged lists; a secret for cursors',
+    // Generated from the ship date, so that no writer can store one that disagrees with it; the
+    // "C" collation compares the keys byte by byte, as instantKey orders them. A ship date that is
+    // not a date-time (which its CHECK then refuses, under its own name) has none, rather than
+    // failing a cast first.
+    sql: `
+      ALTER TABLE orders ADD COLUMN ship_at TEXT COLLATE "C" GENERATED ALWAYS AS (
+        CASE WHEN ${dateTimeCheckSql('ship_date', 'postgres')} THEN ${instantKeySql('ship_date')} END) STORED;
+      DROP INDEX orders_pet_id;
+      ${PAGE_INDEXES_SQL}
+      ALTER TABLE store_meta ADD COLUMN cursor_secret TEXT;
     `,
   },
 ];

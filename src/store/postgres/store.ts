@@ -7,7 +7,9 @@ import {
   KEY_SQL,
   META_SQL,
   cancelOutcome,
+  cursorSecretOf,
   etagOf,
+  pageQuery,
   rowToRecord,
   shipOutcome,
   snapshotOf,
@@ -20,6 +22,7 @@ import {
   type KeyInfo,
   type OrderRecord,
   type OrderSnapshot,
+  type PageRequest,
   type OrderStatus,
   type ShipOutcome,
   type Store,
@@ -151,6 +154,19 @@ class PostgresStore implements Store {
         await finish(err);
         throw err;
       }
+    });
+  }
+
+  async pageOrders(request: PageRequest): Promise<OrderRecord[]> {
+    const { text, values } = pageQuery(request);
+    const { rows } = await guardPg(() => this.pool.query<OrderRow>({ text, values, rowMode: 'array' }));
+    return rows.map(rowToRecord);
+  }
+
+  async cursorSecret(): Promise<Buffer> {
+    return cursorSecretOf(async (sql, value) => {
+      const { rows } = await this.query<{ cursor_secret: string | null }>(sql, value === undefined ? [] : [value]);
+      return rows[0]?.cursor_secret;
     });
   }
 

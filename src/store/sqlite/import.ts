@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { instantKey } from '../../contract/date-time';
 import { ImportConflictError, type ImportRecord } from '../types';
 import { guard, sqliteCode, translate } from './errors';
 import { BUMP_REVISION_SQL } from '../shared';
@@ -26,7 +27,8 @@ export async function importThroughStaging(
       status       TEXT    NOT NULL,
       created_at   TEXT    NOT NULL,
       shipped_at   TEXT,
-      cancelled_at TEXT`;
+      cancelled_at TEXT,
+      ship_at      TEXT    NOT NULL`;
   guard(() => {
     dropStaging(db);
     // The staged rows are the orders rows to be. They stream in unchecked, then are copied at once
@@ -62,8 +64,8 @@ function dropStaging(db: Database.Database): void {
 
 async function stage(db: Database.Database, records: Iterable<ImportRecord> | AsyncIterable<ImportRecord>, now: string): Promise<number> {
   const insert = db.prepare(
-    `INSERT INTO ${STAGING} (idx, id, pet_id, quantity, ship_date, complete, status, created_at, shipped_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO ${STAGING} (idx, id, pet_id, quantity, ship_date, complete, status, created_at, shipped_at, ship_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const firstWithId = db.prepare<[number], { idx: number }>(`SELECT idx FROM ${STAGING} WHERE id = ?`);
   let index = 0;
@@ -83,6 +85,7 @@ async function stage(db: Database.Database, records: Iterable<ImportRecord> | As
           status,
           now,
           status === 'shipped' ? now : null,
+          instantKey(record.shipDate),
         );
       } catch (err) {
         if (sqliteCode(err) === 'SQLITE_CONSTRAINT_UNIQUE' && record.id !== undefined) {
@@ -133,8 +136,8 @@ function publish(db: Database.Database, count: number): number {
   }
   const move = (where: string): void => {
     db.prepare(
-      `INSERT INTO main.orders (id, pet_id, quantity, ship_date, complete, status, created_at, shipped_at, cancelled_at)
-       SELECT id, pet_id, quantity, ship_date, complete, status, created_at, shipped_at, cancelled_at
+      `INSERT INTO main.orders (id, pet_id, quantity, ship_date, complete, status, created_at, shipped_at, cancelled_at, ship_at)
+       SELECT id, pet_id, quantity, ship_date, complete, status, created_at, shipped_at, cancelled_at, ship_at
        FROM ${CHECKED} WHERE ${where} ORDER BY idx`,
     ).run();
   };

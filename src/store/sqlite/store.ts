@@ -6,7 +6,9 @@ import {
   type CancelOutcome,
   type ImportRecord,
   type KeyInfo,
+  type OrderRecord,
   type OrderSnapshot,
+  type PageRequest,
   type OrderStatus,
   type ShipOutcome,
   type Store,
@@ -20,7 +22,9 @@ import {
   KEY_SQL,
   META_SQL,
   cancelOutcome,
+  cursorSecretOf,
   etagOf,
+  pageQuery,
   rowToRecord,
   shipOutcome,
   snapshotOf,
@@ -113,6 +117,8 @@ class SqliteStore implements Store {
   private readonly statements;
   /** Cancels arriving together share one transaction, and so one fsync, before any is answered. */
   private readonly cancels: GroupCommit<number, CancelOutcome>;
+  /** The statement of each shape of page, prepared on first use (at most 4 × 2^4 shapes). */
+  private readonly pages = new Map<string, Database.Statement<unknown[], OrderRow>>();
   /** The last write that failed because the store was unavailable, until a write succeeds again. */
   private writeFailure: unknown = null;
 
@@ -180,6 +186,26 @@ class SqliteStore implements Store {
     );
     if (first.rows.length <= prefetch) return snapshotOf(first.etag, first.rows.map(rowToRecord));
     return this.readers.open();
+  }
+
+  async pageOrders(request: PageRequest): Promise<OrderRecord[]> {
+    return guard(() => {
+      const { text, values } = pageQuery(request);
+      let statement = this.pages.get(text);
+      if (statement === undefined) {
+        statement = this.db.prepare<unknown[], OrderRow>(sqlitePlaceholders(text)).raw(true);
+        this.pages.set(text, statement);
+      }
+      return statement.all(...values).map(rowToRecord);
+    });
+  }
+
+  async cursorSecret(): Promise<Buffer> {
+    return cursorSecretOf(async (sql, value) =>
+      value === undefined
+        ? this.db.prepare<[], string | null>(sql).pluck().get()
+        : void this.write(() => this.db.prepare(sqlitePlaceholders(sql)).run(value)),
+    );
   }
 
   async listEtag(): Promise<string> {
