@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const work = path.join(root, '.dev');
 /** The documents, and the types generated from each. */
-const DOCUMENTS = [{ spec: 'spec/openapi.yaml', types: 'generated/openapi.ts' }];
+const DOCUMENTS = JSON.parse(readFileSync(path.join(root, 'spec', 'documents.json'), 'utf8'));
 const WATCHED = ['src', 'spec'];
 /** Changes that arrive together (an editor's save, a checkout) make one rebuild. */
 const SETTLE_MS = 150;
@@ -82,15 +82,15 @@ async function drain() {
 /** Regenerates the types of changed documents, builds, and swaps the server for one on the new build. */
 async function rebuild(changed) {
   const documents = DOCUMENTS.filter(
-    (document) => readFileSync(path.join(root, document.spec), 'utf8') !== generatedFrom.get(document.spec),
+    (document) => readFileSync(path.join(root, document.document), 'utf8') !== generatedFrom.get(document.document),
   );
   const named = [...changed].filter((file) => existsSync(path.join(root, file)));
   if (builds > 0) say(`${named.length > 0 ? named.join(', ') : 'a file'} changed`);
   for (const document of documents) {
-    const text = readFileSync(path.join(root, document.spec), 'utf8');
-    const generate = run(['node_modules/openapi-typescript/bin/cli.js', document.spec, '-o', document.types]);
-    if (generate.status !== 0) return keep(`${document.types} could not be generated from ${document.spec}`, generate.output);
-    generatedFrom.set(document.spec, text);
+    const text = readFileSync(path.join(root, document.document), 'utf8');
+    const generate = run(['node_modules/openapi-typescript/bin/cli.js', document.document, '-o', document.types]);
+    if (generate.status !== 0) return keep(`${document.types} could not be generated from ${document.document}`, generate.output);
+    generatedFrom.set(document.document, text);
   }
   const build = path.join(work, `build-${++builds}`);
   const compiled = run(['node_modules/typescript/bin/tsc', '-p', path.join(work, 'tsconfig.json')]);

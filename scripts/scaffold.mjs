@@ -11,8 +11,13 @@ import { parse } from 'yaml';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
-/** Each served document, and where its handlers and their tests live. */
-const DOCUMENTS = [{ spec: 'spec/openapi.yaml', version: 'v1', handlers: 'src/handlers/v1', tests: 'tests/handlers/v1' }];
+/** Each served document (spec/documents.json), and where its handlers and their tests live. */
+const DOCUMENTS = JSON.parse(readFileSync(path.join(root, 'spec', 'documents.json'), 'utf8')).map(({ version, document }) => ({
+  spec: document,
+  version,
+  handlers: `src/handlers/${version}`,
+  tests: `tests/handlers/${version}`,
+}));
 
 const check = process.argv.includes('--check');
 const unknown = process.argv.slice(2).filter((arg) => arg !== '--check');
@@ -119,7 +124,7 @@ function handlerModule(operation, document) {
  * operation's \`path\`, \`query\`, \`headers\` and \`body\`, typed from the document and already validated,
  * and returns one of the success replies the document declares, or throws an ApiError.
  */
-export const ${operationId} = defineHandler('${operationId}', ({ mock }) => mock);
+export const ${operationId} = defineHandler('${document.version}', '${operationId}', ({ mock }) => mock);
 `;
 }
 
@@ -163,7 +168,7 @@ import type { HandlerDefinitions } from '../../http/handlers';
 ${sorted.map(({ operationId }) => `import { ${operationId} } from './${fileName(operationId)}';`).join('\n')}
 
 /** The handler module of every operation in ${document.spec}. */
-export const ${document.version}Handlers = { ${operations.map(({ operationId }) => operationId).join(', ')} } satisfies HandlerDefinitions;
+export const ${document.version}Handlers = { ${operations.map(({ operationId }) => operationId).join(', ')} } satisfies HandlerDefinitions<'${document.version}'>;
 `;
 }
 

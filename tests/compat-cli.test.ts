@@ -25,7 +25,10 @@ function editedFile(name: string, edit: (doc: ReturnType<typeof readDocument>) =
 test('on this project, the working document matches its release: the check passes', async () => {
   const result = await cliAsync(['compat']);
 
-  expect(result.stdout).toBe('spec/openapi.yaml (1.0.0) against spec/released/1.0.0.yaml (1.0.0): no changes\n');
+  expect(result.stdout).toBe(
+    'spec/openapi.yaml (1.0.0) against spec/released/1.0.0.yaml (1.0.0): no changes\n' +
+      'spec/openapi-v2.yaml: no release of its major version yet; nothing is frozen\n',
+  );
   expect(result.status).toBe(0);
 });
 
@@ -124,7 +127,7 @@ describe('checkProject', () => {
   test('a major version with no release yet has nothing frozen', () => {
     const spec = projectWith('next-major', (doc) => (doc.info.version = '2.0.0'));
 
-    expect(checkProject(new Date(), spec)).toEqual([{ document: 'spec/openapi.yaml', release: null, report: null }]);
+    expect(checkProject(new Date(), spec)).toContainEqual({ document: 'spec/openapi.yaml', release: null, report: null });
   });
 });
 

@@ -13,9 +13,6 @@ export interface DocumentCheck {
   report: CompatReport | null;
 }
 
-/** The working documents, each with the directory of its releases. */
-const DOCUMENTS = ['openapi.yaml'];
-
 /**
  * Checks every working document of the project against the last release of its major version in
  * `spec/released/<version>.yaml`, with CHANGELOG.md for the sections additive changes need.
@@ -29,9 +26,9 @@ export function checkProject(now: Date, specDir = path.dirname(SPEC_PATH)): Docu
         .filter((name) => /^\d+\.\d+\.\d+\.yaml$/.test(name))
         .map((name) => name.slice(0, -'.yaml'.length))
     : [];
-  return DOCUMENTS.map((name) => {
-    const document = path.join('spec', name);
-    const head = readDocument(path.join(specDir, name));
+  const documents = JSON.parse(fs.readFileSync(path.join(specDir, 'documents.json'), 'utf8')) as Array<{ document: string }>;
+  return documents.map(({ document }) => {
+    const head = readDocument(path.join(specDir, '..', document));
     const [major] = semver(head.info.version);
     const last = releases
       .filter((version) => semver(version)[0] === major)
