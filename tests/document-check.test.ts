@@ -54,7 +54,14 @@ describe('the precompiled OpenAPI 3.0 check', () => {
     /* eslint-enable @typescript-eslint/no-require-imports */
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'petstore-document-check-'));
     const store = openSqliteStore(path.join(dir, 'store.db'));
-    const options = { store, logger: silentLogger, definitions: v1Handlers, chunkItems: 1000 };
+    const options = {
+      version: 'v1' as const,
+      store,
+      logger: silentLogger,
+      definitions: v1Handlers,
+      chunkItems: 1000,
+      secret: Buffer.alloc(32),
+    };
     try {
       await expect(createDispatcher({ ...options, document: documents[1]![1] })).rejects.toThrow(
         /^Document is not valid OpenAPI\. 1 validation errors:\n/,

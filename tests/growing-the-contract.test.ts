@@ -109,7 +109,9 @@ test('scaffold writes a handler module and a test for the new operation, and rew
       '',
     ].join('\n'),
   );
-  expect(fs.readFileSync(handlerModule, 'utf8')).toContain("export const addPetNote = defineHandler('addPetNote', ({ mock }) => mock);");
+  expect(fs.readFileSync(handlerModule, 'utf8')).toContain(
+    "export const addPetNote = defineHandler('v1', 'addPetNote', ({ mock }) => mock);",
+  );
 });
 
 test('a second scaffold changes nothing', () => {

@@ -13,7 +13,7 @@ import { order } from './helpers/store';
 
 /** What `npm run scaffold` writes for operationId, before anyone implements it. */
 const scaffolded = (...operationIds: string[]): Partial<HandlerDefinitions> =>
-  Object.fromEntries(operationIds.map((id) => [id, defineHandler(id as 'listOrders', ({ mock }) => mock)]));
+  Object.fromEntries(operationIds.map((id) => [id, defineHandler('v1', id as 'listOrders', ({ mock }) => mock)]));
 
 const validateNote = createContractAjv(documentWithNotes()).compile(NOTE_SCHEMA);
 

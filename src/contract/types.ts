@@ -1,4 +1,5 @@
 import type { components, operations, paths } from '../../generated/openapi';
+import type * as V2 from '../../generated/openapi-v2';
 
 export type { components, operations, paths };
 
@@ -10,5 +11,20 @@ export type ErrorBody = components['schemas']['Error'];
 export type ErrorCode = ErrorBody['code'];
 /** A pet as the deprecated getPetById exposes it. */
 export type Pet = components['schemas']['Pet'];
-/** Every operationId in the spec. */
+/** Every operationId in the v1 document. */
 export type OperationId = keyof operations;
+
+/** An order as the v2 contract exposes it: v1's five fields and its status. */
+export type V2Order = V2.components['schemas']['Order'];
+/** One page of v2's order list. */
+export type V2OrderPage = V2.components['schemas']['OrderPage'];
+
+/** The operations of each version's document (spec/documents.json), as openapi-typescript generated them. */
+export interface VersionOperations {
+  v1: operations;
+  v2: V2.operations;
+}
+/** A version of the API: the prefix of its paths. */
+export type ApiVersion = keyof VersionOperations;
+/** Every operationId in version V's document. */
+export type OperationIdOf<V extends ApiVersion> = keyof VersionOperations[V] & string;

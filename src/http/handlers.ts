@@ -1,45 +1,54 @@
 import type { Operation } from 'openapi-backend';
-import type { OperationId, operations } from '../contract/types';
+import type { ApiVersion, OperationIdOf, VersionOperations } from '../contract/types';
 import type { Store } from '../store';
 import { mockHandler } from './mock';
-import type { SuccessReply } from './reply';
+import type { Reply, SuccessReply } from './reply';
 
-/** Operation K's parameters in one location, typed by the generated types; none is an empty object. */
-type ParametersIn<K extends OperationId, In extends 'path' | 'query' | 'header'> = [NonNullable<operations[K]['parameters'][In]>] extends [
-  never,
-]
-  ? Readonly<Record<never, never>>
-  : Readonly<NonNullable<operations[K]['parameters'][In]>>;
+/** Operation K of version V, as generated. */
+type OperationOf<V extends ApiVersion, K extends OperationIdOf<V>> = VersionOperations[V][K];
 
-/** Operation K's JSON request body, typed by the generated types; undefined when it declares none. */
-type RequestBodyOf<K extends OperationId> = operations[K]['requestBody'] extends { content: { 'application/json': infer B } }
-  ? B
-  : undefined;
+/** An operation's parameters in one location, typed by the generated types; none is an empty object. */
+type ParametersIn<O, In extends 'path' | 'query' | 'header'> = O extends { parameters: infer P }
+  ? In extends keyof P
+    ? [NonNullable<P[In]>] extends [never]
+      ? Readonly<Record<never, never>>
+      : Readonly<NonNullable<P[In]>>
+    : Readonly<Record<never, never>>
+  : Readonly<Record<never, never>>;
+
+/** An operation's JSON request body, typed by the generated types; undefined when it declares none. */
+type RequestBodyOf<O> = O extends { requestBody?: { content: { 'application/json': infer B } } } ? B : undefined;
 
 /**
  * What the handler of operation K gets: its inputs typed from the generated `operations[K]`,
  * validated and converted (an int64 id is a safe-integer number, a boolean a boolean), never
  * express's req or res, and never a string to parse.
  */
-export interface HandlerContext<K extends OperationId> {
-  readonly path: ParametersIn<K, 'path'>;
-  readonly query: ParametersIn<K, 'query'>;
+export interface HandlerContext<V extends ApiVersion, K extends OperationIdOf<V>> {
+  readonly path: ParametersIn<OperationOf<V, K>, 'path'>;
+  /** The query parameters the operation declares; one that is absent has its schema's default, if it has one. */
+  readonly query: ParametersIn<OperationOf<V, K>, 'query'>;
   /** The headers the operation declares, by the names the document gives them. */
-  readonly headers: ParametersIn<K, 'header'>;
+  readonly headers: ParametersIn<OperationOf<V, K>, 'header'>;
   /** The request body, parsed and validated against the operation's schema. */
-  readonly body: RequestBodyOf<K>;
+  readonly body: RequestBodyOf<OperationOf<V, K>>;
   /** The name of the API key that authenticated the request. */
   readonly keyName: string;
 }
 
-/** A handler for operation K: returns one of its declared 2xx replies, or throws an ApiError. */
-export type OperationHandler<K extends OperationId> = (context: HandlerContext<K>) => Promise<SuccessReply<K>>;
+/** A handler for operation K of version V: returns one of its declared 2xx replies, or throws an ApiError. */
+export type OperationHandler<V extends ApiVersion, K extends OperationIdOf<V>> = (
+  context: HandlerContext<V, K>,
+) => Promise<SuccessReply<V, K>>;
 
-/** One handler per operation in the spec; a spec operation without one fails the typecheck. */
-export type OperationHandlers = { readonly [K in OperationId]: OperationHandler<K> };
+/** A handler where every operation meets (the dispatcher): its context and reply are the document's, checked at run time. */
+export type AnyOperationHandler = (context: never) => Promise<Reply>;
+
+/** One handler per operation in version V's document; an operation without one fails the typecheck. */
+export type OperationHandlers<V extends ApiVersion = 'v1'> = { readonly [K in OperationIdOf<V>]: OperationHandler<V, K> };
 
 /** What a handler module builds its handler from. */
-export interface HandlerDeps<K extends OperationId> {
+export interface HandlerDeps<V extends ApiVersion, K extends OperationIdOf<V>> {
   readonly store: Store;
   /** Orders per chunk of a streamed list. */
   readonly listChunkItems: number;
@@ -48,29 +57,38 @@ export interface HandlerDeps<K extends OperationId> {
    * value generated from its schema) marked `X-Mock: true`: what a scaffolded module returns until
    * someone writes the real handler.
    */
-  readonly mock: OperationHandler<K>;
+  readonly mock: OperationHandler<V, K>;
+  /** The store's secret for signing what the server hands out and takes back (a list's cursors). */
+  readonly secret: Buffer;
 }
 
-/** How a handler module exports its handler: the operation it serves, and how to build it. */
-export interface HandlerDefinition<K extends OperationId> {
+/** How a handler module exports its handler: the version and operation it serves, and how to build it. */
+export interface HandlerDefinition<V extends ApiVersion, K extends OperationIdOf<V>> {
+  readonly version: V;
   readonly operationId: K;
-  readonly create: (deps: HandlerDeps<K>) => OperationHandler<K>;
+  readonly create: (deps: HandlerDeps<V, K>) => OperationHandler<V, K>;
 }
 
-/** One handler module per operation in the spec; a spec operation without one fails the typecheck. */
-export type HandlerDefinitions = { readonly [K in OperationId]: HandlerDefinition<K> };
+/** One handler module per operation in version V's document; an operation without one fails the typecheck. */
+export type HandlerDefinitions<V extends ApiVersion = 'v1'> = { readonly [K in OperationIdOf<V>]: HandlerDefinition<V, K> };
 
-/** Declares the handler of operation K, typed from the generated `operations[K]`. */
-export function defineHandler<K extends OperationId>(
+/** Declares the handler of operation K of version V, typed from the generated `operations[K]` of that version's document. */
+export function defineHandler<V extends ApiVersion, K extends OperationIdOf<V>>(
+  version: V,
   operationId: K,
-  create: (deps: HandlerDeps<K>) => OperationHandler<K>,
-): HandlerDefinition<K> {
-  return { operationId, create };
+  create: (deps: HandlerDeps<V, K>) => OperationHandler<V, K>,
+): HandlerDefinition<V, K> {
+  return { version, operationId, create };
+}
+
+/** A handler module, seen where every operation meets. */
+interface AnyDefinition {
+  readonly create: (deps: Omit<HandlerDeps<ApiVersion, never>, 'mock'> & { readonly mock: AnyOperationHandler }) => AnyOperationHandler;
 }
 
 /** The handlers an app serves, and the operations among them that answer mocks. */
 export interface BoundHandlers {
-  readonly handlers: ReadonlyMap<string, OperationHandler<OperationId>>;
+  readonly handlers: ReadonlyMap<string, AnyOperationHandler>;
   readonly mocked: readonly string[];
 }
 
@@ -81,18 +99,18 @@ export interface BoundHandlers {
  */
 export function bindHandlers(
   operations: readonly Operation[],
-  definitions: Partial<HandlerDefinitions>,
-  overrides: Partial<OperationHandlers>,
-  deps: Omit<HandlerDeps<OperationId>, 'mock'>,
+  definitions: Readonly<Record<string, unknown>>,
+  overrides: Readonly<Record<string, unknown>>,
+  deps: Omit<HandlerDeps<ApiVersion, never>, 'mock'>,
 ): BoundHandlers {
-  const handlers = new Map<string, OperationHandler<OperationId>>();
+  const handlers = new Map<string, AnyOperationHandler>();
   const mocked: string[] = [];
   const missing: string[] = [];
   for (const operation of operations) {
-    const operationId = operation.operationId as OperationId;
-    // Every operation meets here, so its handler is seen with the union of all contexts.
-    const override = overrides[operationId] as OperationHandler<OperationId> | undefined;
-    const definition = definitions[operationId] as HandlerDefinition<OperationId> | undefined;
+    const operationId = operation.operationId!;
+    // Every operation meets here, so its handler is seen with the document's context, checked at run time.
+    const override = overrides[operationId] as AnyOperationHandler | undefined;
+    const definition = definitions[operationId] as AnyDefinition | undefined;
     if (override !== undefined) handlers.set(operationId, override);
     else if (definition !== undefined) {
       handlers.set(

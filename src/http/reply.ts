@@ -1,5 +1,5 @@
 import { STATUS_CODES, type ServerResponse } from 'node:http';
-import type { OperationId, operations } from '../contract/types';
+import type { ApiVersion, OperationIdOf, VersionOperations } from '../contract/types';
 import { toApiError, type ApiError } from '../errors';
 import type { Logger } from '../logger';
 import type { ChunkSource } from './stream';
@@ -16,8 +16,8 @@ export interface Reply {
 }
 
 type JsonOf<R> = R extends { content: { 'application/json': infer B } } ? B : undefined;
-type Responses<K extends OperationId> = operations[K]['responses'];
-type SuccessStatus<K extends OperationId> = keyof Responses<K> & (200 | 201 | 202 | 204 | 304);
+type Responses<V extends ApiVersion, K extends OperationIdOf<V>> = VersionOperations[V][K] extends { responses: infer R } ? R : never;
+type SuccessStatus<V extends ApiVersion, K extends OperationIdOf<V>> = keyof Responses<V, K> & (200 | 201 | 202 | 204 | 304);
 
 /** The headers response R declares, without the generated index signature; optional ones stay optional. */
 type Declared<R> = R extends { headers: infer H } ? { [N in keyof H as string extends N ? never : N]: H[N] } : object;
@@ -41,13 +41,13 @@ type HeadersOf<R> =
 type WithBody<S, B> =
   B extends ReadonlyArray<infer Item> ? { status: S; body: B } | { status: S; stream: ChunkSource<Item> } : { status: S; body: B };
 
-/** The non-error replies the spec declares for operation K, with their body and header types. Errors are thrown. */
-export type SuccessReply<K extends OperationId> = {
-  [S in SuccessStatus<K>]: (JsonOf<Responses<K>[S]> extends undefined
+/** The non-error replies version V's document declares for operation K, with their body and header types. Errors are thrown. */
+export type SuccessReply<V extends ApiVersion, K extends OperationIdOf<V>> = {
+  [S in SuccessStatus<V, K>]: (JsonOf<Responses<V, K>[S]> extends undefined
     ? { status: S; body?: undefined }
-    : WithBody<S, JsonOf<Responses<K>[S]>>) &
-    HeadersOf<Responses<K>[S]>;
-}[SuccessStatus<K>];
+    : WithBody<S, JsonOf<Responses<V, K>[S]>>) &
+    HeadersOf<Responses<V, K>[S]>;
+}[SuccessStatus<V, K>];
 
 /** The headers every response carries, whatever answers it: no cache may keep an order or a keyed answer. */
 export function commonHeaders(requestId?: string): Record<string, string> {

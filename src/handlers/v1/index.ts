@@ -5,4 +5,4 @@ import { getPetById } from './get-pet-by-id';
 import { listOrders } from './list-orders';
 
 /** The handler module of every operation in spec/openapi.yaml. */
-export const v1Handlers = { listOrders, cancelOrder, getPetById } satisfies HandlerDefinitions;
+export const v1Handlers = { listOrders, cancelOrder, getPetById } satisfies HandlerDefinitions<'v1'>;

@@ -4,7 +4,7 @@ import { mapChunks } from '../../http/stream';
 import { toV1Order } from '../v1-order';
 
 /** listOrders: GET /store/orders. Every pending or shipped order, streamed from a snapshot; 304 while the ETag matches. */
-export const listOrders = defineHandler('listOrders', ({ store, listChunkItems }) => async ({ headers }) => {
+export const listOrders = defineHandler('v1', 'listOrders', ({ store, listChunkItems }) => async ({ headers }) => {
   const etag = await store.listEtag();
   if (ifNoneMatchMatches(headers['If-None-Match'], etag)) return { status: 304, headers: { ETag: etag } };
   const snapshot = await store.snapshotOrders(listChunkItems);
