@@ -2,12 +2,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import express from 'express';
 import type { OpenAPIV3 } from 'openapi-types';
-import { SPEC_PATH, loadDocument } from './contract/document';
+import { SPEC_PATH, loadDocument, specPath } from './contract/document';
+import type { ApiVersion } from './contract/types';
 import { DEFAULT_LIMITS } from './config';
 import { ApiError } from './errors';
-import { createDispatcher } from './http/backend';
+import { createDispatcher, type Dispatch } from './http/backend';
 import { docsRouter } from './http/docs';
 import { v1Handlers } from './handlers/v1';
+import { v2Handlers } from './handlers/v2';
 import type { HandlerDefinitions, OperationHandlers } from './http/handlers';
 import { createPipeline } from './http/pipeline';
 import { sendReply } from './http/reply';
@@ -20,12 +22,18 @@ import type { Store } from './store';
 export interface AppDeps {
   store: Store;
   logger?: Logger;
-  /** The OpenAPI document to serve; defaults to `spec/openapi.yaml`. */
+  /** The v1 document to serve; defaults to `spec/openapi.yaml`. */
   document?: OpenAPIV3.Document;
-  /** Handler modules beside the project's, for a document with operations spec/openapi.yaml lacks. */
-  modules?: Partial<HandlerDefinitions>;
-  /** Replaces individual operation handlers, for tests that need a misbehaving one. */
-  handlers?: Partial<OperationHandlers>;
+  /** Handler modules beside the project's, for a v1 document with operations spec/openapi.yaml lacks. */
+  modules?: Partial<HandlerDefinitions<'v1'>>;
+  /** Replaces individual v1 operation handlers, for tests that need a misbehaving one. */
+  handlers?: Partial<OperationHandlers<'v1'>>;
+  /** The same three for v2: its document (default `spec/openapi-v2.yaml`), extra modules, and replaced handlers. */
+  v2?: {
+    document?: OpenAPIV3.Document;
+    modules?: Partial<HandlerDefinitions<'v2'>>;
+    handlers?: Partial<OperationHandlers<'v2'>>;
+  };
   /** Orders per chunk of the streamed list (default 1000). */
   listChunkItems?: number;
   /** Largest request body accepted, in bytes (default 16 KiB); no v1 operation takes one. */
@@ -35,25 +43,48 @@ export interface AppDeps {
 }
 
 /** The paths the app answers itself, outside the contract; everything else goes to the contract's dispatcher. */
-const ENDPOINTS = new Set(['/healthz', '/readyz', '/v1/openapi.json', '/changelog', '/metrics']);
+const ENDPOINTS = new Set(['/healthz', '/readyz', '/v1/openapi.json', '/v2/openapi.json', '/changelog', '/metrics']);
 const isEndpoint = (path: string): boolean => ENDPOINTS.has(path) || path === '/docs' || path.startsWith('/docs/');
 
-/** Builds the express app: the request pipeline (src/http/pipeline.ts), the infrastructure endpoints, and the contract under `/v1`. */
+/**
+ * Builds the express app: the request pipeline (src/http/pipeline.ts), the infrastructure
+ * endpoints, and each version of the contract under its prefix (`/v1`, `/v2`), from one store.
+ */
 export async function createApp(deps: AppDeps): Promise<express.Express> {
   const logger = deps.logger ?? silentLogger;
-  const document = deps.document ?? loadDocument();
   const chunkItems = deps.listChunkItems ?? 1000;
   const metrics = deps.metrics ?? createMetrics();
-  const dispatch = await createDispatcher({
-    document,
-    store: deps.store,
-    logger,
-    definitions: { ...v1Handlers, ...deps.modules },
-    overrides: deps.handlers,
-    chunkItems,
-    onViolation: (operationId) => metrics.violation(operationId),
-    onDeprecatedCall: (operationId) => metrics.deprecatedCall(operationId),
-  });
+  const secret = await deps.store.cursorSecret();
+  const versions = {
+    v1: { document: deps.document ?? loadDocument(), modules: { ...v1Handlers, ...deps.modules }, handlers: deps.handlers },
+    v2: {
+      document: deps.v2?.document ?? loadDocument(specPath('v2')),
+      modules: { ...v2Handlers, ...deps.v2?.modules },
+      handlers: deps.v2?.handlers,
+    },
+  };
+  const dispatchers = new Map<string, Dispatch>();
+  for (const version of Object.keys(versions) as ApiVersion[]) {
+    const { document, modules, handlers } = versions[version];
+    dispatchers.set(
+      `/${version}/`,
+      await createDispatcher({
+        version,
+        document,
+        store: deps.store,
+        logger,
+        definitions: modules,
+        overrides: handlers,
+        secret,
+        chunkItems,
+        onViolation: (operationId) => metrics.violation(operationId, version),
+        onDeprecatedCall: (operationId) => metrics.deprecatedCall(operationId, version),
+      }),
+    );
+  }
+  // A path under no version's prefix is v1's to answer (its 404), as it was before v2.
+  const fallback = dispatchers.get('/v1/')!;
+  const dispatch: Dispatch = (request, res) => (dispatchers.get(request.path.slice(0, 4)) ?? fallback)(request, res);
   const pipeline = createPipeline({
     logger,
     metrics,
@@ -61,7 +92,9 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
     dispatch,
     isEndpoint,
   });
-  const served = Buffer.from(JSON.stringify(document), 'utf8');
+  const served = new Map(
+    Object.entries(versions).map(([version, { document }]) => [`/${version}/openapi.json`, Buffer.from(JSON.stringify(document), 'utf8')]),
+  );
   const changelog = fs.readFileSync(path.join(path.dirname(SPEC_PATH), '..', 'CHANGELOG.md'));
 
   const app = express();
@@ -85,13 +118,15 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
     sendReply(res, { status: 200, body: { status: 'ready' } });
   });
 
-  app.get('/v1/openapi.json', (req, res) => {
-    answeredBy(req, 'openapi');
-    res.setHeader('Cache-Control', 'no-cache');
-    res.setHeader('Content-Type', 'application/json');
-    res.setHeader('Content-Length', served.length);
-    res.end(served);
-  });
+  for (const [route, body] of served) {
+    app.get(route, (req, res) => {
+      answeredBy(req, 'openapi');
+      res.setHeader('Cache-Control', 'no-cache');
+      res.setHeader('Content-Type', 'application/json');
+      res.setHeader('Content-Length', body.length);
+      res.end(body);
+    });
+  }
 
   app.get('/changelog', (req, res) => {
     answeredBy(req, 'changelog');

@@ -5,12 +5,15 @@ import type { DropReason } from './log-output';
 /** The service's Prometheus metrics, in a registry of their own. */
 export interface Metrics {
   readonly registry: Registry;
-  /** Records one finished request. `operation` is its operationId, or the endpoint's name outside /v1. */
-  observe(operation: string, method: string, status: number, seconds: number): void;
+  /**
+   * Records one finished request. `operation` is its operationId, or the endpoint's name outside
+   * the contract; `apiVersion` the version that answered it (`none` outside the contract).
+   */
+  observe(operation: string, method: string, status: number, seconds: number, apiVersion?: string): void;
   /** Counts a reply the contract check stopped (a 500 sent instead, or a streamed list cut). */
-  violation(operation: string): void;
+  violation(operation: string, apiVersion: string): void;
   /** Counts a call to an operation the document marks deprecated, whatever its answer. */
-  deprecatedCall(operation: string): void;
+  deprecatedCall(operation: string, apiVersion: string): void;
   /** Whether a request may read /metrics: always without a token, else only with `Bearer <token>`. */
   allowed(authorization: string | undefined): boolean;
 }
@@ -27,30 +30,30 @@ export function createMetrics(
 ): Metrics {
   const registry = new Registry();
   if (options.processMetrics) collectDefaultMetrics({ register: registry });
-  const labelNames = ['operation', 'method', 'status'] as const;
+  const labelNames = ['api_version', 'operation', 'method', 'status'] as const;
   const requests = new Counter({
     name: 'petstore_http_requests_total',
-    help: 'HTTP requests answered, by operationId (or endpoint), method and status',
+    help: 'HTTP requests answered, by API version, operationId (or endpoint), method and status',
     labelNames,
     registers: [registry],
   });
   const duration = new Histogram({
     name: 'petstore_http_request_duration_seconds',
-    help: 'Time from receiving a request to finishing its response, by operationId (or endpoint), method and status',
+    help: 'Time from receiving a request to finishing its response, by API version, operationId (or endpoint), method and status',
     labelNames,
     buckets: BUCKETS,
     registers: [registry],
   });
   const violations = new Counter({
     name: 'petstore_contract_violations_total',
-    help: 'Replies the contract check stopped: a 500 sent instead, or a streamed list cut, by operationId',
-    labelNames: ['operation'] as const,
+    help: 'Replies the contract check stopped: a 500 sent instead, or a streamed list cut, by API version and operationId',
+    labelNames: ['api_version', 'operation'] as const,
     registers: [registry],
   });
   const deprecatedCalls = new Counter({
     name: 'petstore_deprecated_requests_total',
-    help: 'Calls to operations the document marks deprecated, by operationId: who still depends on one before its sunset',
-    labelNames: ['operation'] as const,
+    help: 'Calls to operations the document marks deprecated, by API version and operationId: who still depends on one before its sunset',
+    labelNames: ['api_version', 'operation'] as const,
     registers: [registry],
   });
   const { logDrops } = options;
@@ -72,13 +75,13 @@ export function createMetrics(
   const expected = options.token === undefined ? undefined : createHash('sha256').update(`Bearer ${options.token}`).digest();
   return {
     registry,
-    observe: (operation, method, status, seconds) => {
-      const labels = { operation, method, status: String(status) };
+    observe: (operation, method, status, seconds, apiVersion = 'none') => {
+      const labels = { api_version: apiVersion, operation, method, status: String(status) };
       requests.inc(labels);
       duration.observe(labels, seconds);
     },
-    violation: (operation) => violations.inc({ operation }),
-    deprecatedCall: (operation) => deprecatedCalls.inc({ operation }),
+    violation: (operation, apiVersion) => violations.inc({ api_version: apiVersion, operation }),
+    deprecatedCall: (operation, apiVersion) => deprecatedCalls.inc({ api_version: apiVersion, operation }),
     // Compared by hash, in constant time, so the comparison leaks nothing about the token.
     allowed: (authorization) =>
       expected === undefined ||

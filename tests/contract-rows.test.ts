@@ -24,7 +24,7 @@ async function expectViolation(lines: string[], metrics: Metrics, outcome: strin
     }),
   ]);
   expect(await metrics.registry.getSingleMetricAsString('petstore_contract_violations_total')).toContain(
-    'petstore_contract_violations_total{operation="listOrders"} 1',
+    'petstore_contract_violations_total{api_version="v1",operation="listOrders"} 1',
   );
 }
 

@@ -96,7 +96,7 @@ eachStore((s) => {
     await request(app).delete('/v1/store/orders/1').set(s.auth);
     const metrics = await request(app).get('/metrics');
 
-    expect(metrics.text).toContain('petstore_deprecated_requests_total{operation="getPetById"} 3');
-    expect(metrics.text).not.toContain('petstore_deprecated_requests_total{operation="cancelOrder"}');
+    expect(metrics.text).toContain('petstore_deprecated_requests_total{api_version="v1",operation="getPetById"} 3');
+    expect(metrics.text).not.toContain('petstore_deprecated_requests_total{api_version="v1",operation="cancelOrder"}');
   });
 });

@@ -119,12 +119,14 @@ describe('GET /metrics', () => {
 
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
-    expect(res.text).toContain('petstore_http_requests_total{operation="listOrders",method="GET",status="200"} 2');
-    expect(res.text).toContain('petstore_http_requests_total{operation="listOrders",method="GET",status="401"} 1');
+    expect(res.text).toContain('petstore_http_requests_total{api_version="v1",operation="listOrders",method="GET",status="200"} 2');
+    expect(res.text).toContain('petstore_http_requests_total{api_version="v1",operation="listOrders",method="GET",status="401"} 1');
     expect(res.text).toMatch(
-      /petstore_http_request_duration_seconds_bucket\{le="0\.5",operation="listOrders",method="GET",status="200"\} 2/,
+      /petstore_http_request_duration_seconds_bucket\{le="0\.5",api_version="v1",operation="listOrders",method="GET",status="200"\} 2/,
     );
-    expect(res.text).toContain('petstore_http_request_duration_seconds_count{operation="listOrders",method="GET",status="200"} 2');
+    expect(res.text).toContain(
+      'petstore_http_request_duration_seconds_count{api_version="v1",operation="listOrders",method="GET",status="200"} 2',
+    );
   });
 
   test('with a token set, it needs that token, and the server adds the process metrics', async () => {

@@ -5,14 +5,14 @@ import type { OpenAPIV3 } from 'openapi-types';
 import { deprecationHeaders } from '../contract/deprecation';
 import { cloneDocument } from '../contract/document';
 import { usePrecompiledDocumentCheck } from '../contract/document-check';
-import type { OperationId } from '../contract/types';
+import type { ApiVersion } from '../contract/types';
 import { responseProblem } from '../contract/conformance';
 import { createContractAjv, customizeAjv, describeAjvError } from '../contract/validation';
 import { ApiError } from '../errors';
 import { hashKey, parseBearer } from '../keys';
 import type { Logger } from '../logger';
 import type { Store } from '../store';
-import { bindHandlers, type HandlerContext, type HandlerDefinitions, type OperationHandler, type OperationHandlers } from './handlers';
+import { bindHandlers, type AnyOperationHandler } from './handlers';
 import { compileInputReader, type InputReader } from './inputs';
 import { negotiateCoding } from './encoding';
 import { errorReply, renderError, sendReply, type Reply } from './reply';
@@ -28,19 +28,23 @@ const REALM = 'Bearer realm="petstore-orders"';
 
 /** What the dispatcher needs. */
 export interface BackendOptions {
+  /** The version the document is served as: its operations answer under `/<version>`. */
+  version: ApiVersion;
   document: OpenAPIV3.Document;
   store: Store;
   logger: Logger;
-  /** The handler module of each operation. */
-  definitions: Partial<HandlerDefinitions>;
+  /** The handler module of each operation (HandlerDefinitions of the version). */
+  definitions: Readonly<Record<string, unknown>>;
   /** Handlers that replace their module's, for tests that need a misbehaving one. */
-  overrides?: Partial<OperationHandlers> | undefined;
+  overrides?: Readonly<Record<string, unknown>> | undefined;
+  /** The store's secret, for handlers that sign what they hand out. */
+  secret: Buffer;
   /** Items per chunk of a streamed array. */
   chunkItems: number;
   /** Called for every reply the contract check stopped, streamed or not. */
-  onViolation?: (operationId: string) => void;
+  onViolation?: (operationId: string, version: ApiVersion) => void;
   /** Called for every request to an operation the document marks deprecated. */
-  onDeprecatedCall?: (operationId: string) => void;
+  onDeprecatedCall?: (operationId: string, version: ApiVersion) => void;
 }
 
 /** The request as the dispatcher sees it: method and raw path, percent-encoding intact. */
@@ -65,7 +69,8 @@ type SecurityResult = { keyName: string } | { error: 'missing' | 'invalid' | Err
  * validation, and a postResponseHandler that checks every reply against the spec before sending it.
  */
 export async function createDispatcher(options: BackendOptions): Promise<Dispatch> {
-  const { document, store, logger, chunkItems } = options;
+  const { version, document, store, logger, chunkItems } = options;
+  const apiRoot = `/${version}`;
   const onViolation = options.onViolation ?? (() => undefined);
   const onDeprecatedCall = options.onDeprecatedCall ?? (() => undefined);
   const deprecations = deprecationHeaders(document);
@@ -77,7 +82,7 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
 
   const api = new OpenAPIBackend({
     definition: cloneDocument(document),
-    apiRoot: '/v1',
+    apiRoot,
     strict: true,
     customizeAjv,
   });
@@ -98,15 +103,16 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
     handlerReply: Reply,
   ): Promise<void> => {
     request.state.handledBy = operation?.operationId;
+    request.state.apiVersion = version;
     const deprecation = deprecations.get(operation?.operationId ?? '');
-    if (deprecation !== undefined) onDeprecatedCall(operation!.operationId!);
+    if (deprecation !== undefined) onDeprecatedCall(operation!.operationId!, version);
     const withDeprecation = (reply: Reply): Reply => (deprecation ? { ...reply, headers: { ...reply.headers, ...deprecation } } : reply);
     const reply = withDeprecation(handlerReply);
     const operationId = operation?.operationId ?? 'none';
     const items = reply.stream && arrayItems.get(`${operationId} ${reply.status}`);
     // A reply the contract refuses: logged with what was wrong, counted, and never sent.
     const violation = (problem: string, outcome: string, item?: unknown): void => {
-      onViolation(operationId);
+      onViolation(operationId, version);
       const itemId = (item as { id?: unknown } | undefined)?.id;
       logger.error(
         { requestId: request.state.requestId, operationId, status: reply.status, problem, ...(itemId === undefined ? {} : { itemId }) },
@@ -150,7 +156,7 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
   };
 
   const operationHandler =
-    (operationId: string, handle: OperationHandler<OperationId>) =>
+    (operationId: string, handle: AnyOperationHandler) =>
     async (c: Context, request: RoutedRequest): Promise<Reply> => {
       try {
         const { keyName } = c.security?.bearerAuth as { keyName: string };
@@ -163,7 +169,7 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
         });
         // The context's parts are typed per operation in OperationHandler; here, where every
         // operation meets, they are the converted values the reader built from the document.
-        return await handle({ ...inputs, body: c.request.requestBody as never, keyName } as unknown as HandlerContext<OperationId>);
+        return await handle({ ...inputs, body: c.request.requestBody as unknown, keyName } as never);
       } catch (err) {
         return failure(c, request, err);
       }
@@ -206,15 +212,20 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
   });
 
   await api.init();
-  const router = useCompiledRouter(api, '/v1');
+  const router = useCompiledRouter(api, apiRoot);
   const { handlers, mocked } = bindHandlers(api.getOperations(), options.definitions, options.overrides ?? {}, {
     store,
     listChunkItems: chunkItems,
+    secret: options.secret,
   });
   for (const [operationId, handle] of handlers) api.registerHandler(operationId, operationHandler(operationId, handle));
-  if (mocked.length > 0) logger.warn({ operations: mocked }, 'operations answer mocks from the document until their handlers are written');
+  if (mocked.length > 0) {
+    logger.warn({ apiVersion: version, operations: mocked }, 'operations answer mocks from the document until their handlers are written');
+  }
   const arrayItems = compileArrayItems(api.getOperations(), contractAjv);
-  const inputReaders = new Map(api.getOperations().map((operation) => [operation.operationId, compileInputReader(operation)]));
+  const inputReaders = new Map(
+    api.getOperations().map((operation) => [operation.operationId, compileInputReader(operation, { undeclared: router.undeclaredQuery })]),
+  );
 
   return async (request, res) => {
     const method = request.method === 'HEAD' ? 'GET' : request.method;

@@ -23,12 +23,24 @@ export type InputReader = (raw: {
  * each is taken from the raw request (never the validator's coerced copy) and converted by its
  * schema's type. Integers follow the one strict rule for ids (plain decimal, within the safe range:
  * `05`, `+5`, `5e0` and `2^53` are 400s, never rounded or reinterpreted); booleans are exactly
- * `true` or `false`. Headers keep the name the document gives them. Handlers so never parse a
- * string, and this is the only place the rule lives.
+ * `true` or `false`. An absent parameter whose schema has a default gets it. Headers keep the
+ * name the document gives them. Handlers so never parse a string, and this is the only place the
+ * rule lives. A document that rejects undeclared query parameters gets a 400 naming the first.
  */
-export function compileInputReader(operation: Operation): InputReader {
+export function compileInputReader(
+  operation: Operation,
+  options: { undeclared: 'ignore' | 'reject' } = { undeclared: 'ignore' },
+): InputReader {
   const parameters = ((operation.parameters ?? []) as OpenAPIV3.ParameterObject[]).filter((p) => p.in !== 'cookie');
+  const declaredQuery = new Set(parameters.filter((p) => p.in === 'query').map((p) => p.name));
   return (raw) => {
+    if (options.undeclared === 'reject') {
+      const unknown = Object.keys(raw.query).find((name) => !declaredQuery.has(name));
+      if (unknown !== undefined) {
+        const known = declaredQuery.size > 0 ? `; it takes ${[...declaredQuery].join(', ')}` : '; it takes none';
+        throw new ApiError('invalid_request', `${unknown} is not a query parameter of this operation${known}`);
+      }
+    }
     const inputs: OperationInputs = { path: {}, query: {}, headers: {} };
     for (const parameter of parameters) {
       const source =
@@ -37,8 +49,9 @@ export function compileInputReader(operation: Operation): InputReader {
           : parameter.in === 'path'
             ? raw.params[parameter.name]
             : raw.query[parameter.name];
-      if (source === undefined) continue;
-      const value = convert(parameter, source);
+      const fallback = (parameter.schema as OpenAPIV3.SchemaObject | undefined)?.default as unknown;
+      if (source === undefined && fallback === undefined) continue;
+      const value = source === undefined ? fallback : convert(parameter, source);
       if (parameter.in === 'header') inputs.headers[parameter.name] = value;
       else if (parameter.in === 'path') inputs.path[parameter.name] = value;
       else inputs.query[parameter.name] = value;

@@ -68,12 +68,13 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     res.once('close', () => {
       const seconds = Number(process.hrtime.bigint() - state.started) / 1e9;
       const operation = state.handledBy ?? 'none';
-      metrics.observe(operation, req.method, res.statusCode, seconds);
+      metrics.observe(operation, req.method, res.statusCode, seconds, state.apiVersion);
       logger.info(
         {
           requestId: state.requestId,
           method: req.method,
           path: req.path,
+          ...(state.apiVersion === undefined ? {} : { apiVersion: state.apiVersion }),
           operationId: operation,
           status: res.statusCode,
           durationMs: Math.round(seconds * 1e6) / 1e3,

@@ -8,6 +8,8 @@ export interface RequestState {
   readonly started: bigint;
   /** The operationId the dispatcher matched, or the name of the infrastructure endpoint that answered. */
   handledBy: string | undefined;
+  /** The version of the API whose dispatcher answered, if one did. */
+  apiVersion: string | undefined;
 }
 
 // A symbol-keyed slot on the request rather than a WeakMap: one property write per request, where a
@@ -17,7 +19,7 @@ type WithState = IncomingMessage & { [STATE]?: RequestState };
 
 /** Starts the state of a request; the pipeline's first step calls it. */
 export function startRequestState(req: IncomingMessage, requestId: string): RequestState {
-  const state: RequestState = { requestId, started: process.hrtime.bigint(), handledBy: undefined };
+  const state: RequestState = { requestId, started: process.hrtime.bigint(), handledBy: undefined, apiVersion: undefined };
   (req as WithState)[STATE] = state;
   return state;
 }

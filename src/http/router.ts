@@ -20,9 +20,13 @@ export class CompiledRouter extends OpenAPIRouter<OpenAPIV3.Document> {
   private readonly queryNames = new Map<Operation, Set<string>>();
   private readonly extractors = new Map<Operation, (path: string) => Record<string, string> | null>();
 
+  /** What the document does with query parameters its operations do not declare (undeclaredQueryPolicy). */
+  readonly undeclaredQuery: 'ignore' | 'reject';
+
   constructor(opts: { definition: OpenAPIV3.Document; apiRoot: string }) {
     super(opts);
     this.root = opts.apiRoot.replace(/\/$/, '');
+    this.undeclaredQuery = undeclaredQueryPolicy(opts.definition);
   }
 
   override getOperations(): Operation[] {
@@ -80,7 +84,8 @@ export class CompiledRouter extends OpenAPIRouter<OpenAPIV3.Document> {
     const hasQuery = typeof query === 'string' ? query !== '' && query !== '?' : query !== undefined;
     if ((req.body as unknown) !== undefined || hasQuery || hasHeader(req.headers, 'cookie')) {
       const parsed = super.parseRequest(req, operation);
-      return operation ? { ...parsed, query: this.declaredQuery(operation, parsed.query) } : parsed;
+      // A document that rejects undeclared parameters keeps them, for the input reader to name.
+      return operation && this.undeclaredQuery === 'ignore' ? { ...parsed, query: this.declaredQuery(operation, parsed.query) } : parsed;
     }
     const headers: Record<string, string | string[]> = {};
     for (const name of Object.keys(req.headers)) headers[name.toLowerCase()] = req.headers[name]!;
@@ -92,7 +97,7 @@ export class CompiledRouter extends OpenAPIRouter<OpenAPIV3.Document> {
   }
 
   /**
-   * Only the query parameters the operation declares: the others are ignored, as the API
+   * Only the query parameters the operation declares: the others are ignored, as v1's API
    * description promises, rather than failing validation (a cache-busting `?_=1` is not an error).
    */
   private declaredQuery(operation: Operation, query: ParsedRequest['query']): Record<string, string | string[]> {
@@ -190,6 +195,17 @@ function paramExtractor(template: string): (path: string) => Record<string, stri
  * the two fields it reads (`api.router`, `api.validator.router`); that is why openapi-backend is
  * pinned exactly, and tests/router.test.ts checks that this router matches the stock one.
  */
+/**
+ * What a document does with query parameters its operations do not declare: `ignore` them (v1), or
+ * `reject` them with a 400 that names the first (v2), as its root's `x-undeclared-query` says.
+ */
+export function undeclaredQueryPolicy(document: OpenAPIV3.Document): 'ignore' | 'reject' {
+  const policy = (document as { 'x-undeclared-query'?: unknown })['x-undeclared-query'] ?? 'ignore';
+  if (policy !== 'ignore' && policy !== 'reject')
+    throw new Error(`x-undeclared-query must be "ignore" or "reject", not ${JSON.stringify(policy)}`);
+  return policy;
+}
+
 export function useCompiledRouter(api: OpenAPIBackend<OpenAPIV3.Document>, apiRoot: string): CompiledRouter {
   const router = new CompiledRouter({ definition: api.definition, apiRoot });
   api.router = router;

@@ -1,15 +1,24 @@
 import type { Express } from 'express';
 import OpenAPIBackend from 'openapi-backend';
 import request from 'supertest';
-import { cloneDocument, loadDocument } from '../../src/contract/document';
+import { cloneDocument, loadDocument, specPath } from '../../src/contract/document';
 import { exampleRequest } from '../../src/contract/examples';
-import type { OperationId } from '../../src/contract/types';
+import type { ApiVersion, OperationId } from '../../src/contract/types';
 import { createContractAjv, customizeAjv } from '../../src/contract/validation';
 
-const document = loadDocument();
-const api = new OpenAPIBackend({ definition: cloneDocument(document), apiRoot: '/v1', customizeAjv });
-const ready = api.init();
-const validateErrorBody = createContractAjv(document).compile(document.components?.schemas?.Error as object);
+/** Each version's document, loaded once per test file, and what checks responses against it. */
+const contracts = new Map<ApiVersion, { api: OpenAPIBackend; ready: Promise<unknown>; validateErrorBody: (body: unknown) => boolean }>();
+function contract(version: ApiVersion) {
+  let found = contracts.get(version);
+  if (found === undefined) {
+    const document = loadDocument(specPath(version));
+    const api = new OpenAPIBackend({ definition: cloneDocument(document), apiRoot: `/${version}`, customizeAjv });
+    const validate = createContractAjv(document).compile(document.components?.schemas?.Error as object);
+    found = { api, ready: api.init(), validateErrorBody: (body) => validate(body) };
+    contracts.set(version, found);
+  }
+  return found;
+}
 
 interface HttpResponse {
   status: number;
@@ -21,7 +30,8 @@ interface HttpResponse {
  * Asserts that a response is what the spec allows: a declared status for the operation,
  * a body valid against its schema, and for errors an Error whose `status` equals the HTTP status.
  */
-export async function expectConforms(res: HttpResponse, operationId?: OperationId): Promise<void> {
+export async function expectConforms(res: HttpResponse, operationId?: OperationId, version: ApiVersion = 'v1'): Promise<void> {
+  const { api, ready, validateErrorBody } = contract(version);
   await ready;
   if (res.status >= 400) {
     expect(res.headers['content-type']).toBe('application/json');
@@ -45,6 +55,7 @@ export async function expectConforms(res: HttpResponse, operationId?: OperationI
  * schemas: see src/contract/examples.ts), with `headers` added, and returns the response.
  */
 export async function sendExample(app: Express, operationId: OperationId, headers: Record<string, string> = {}): Promise<request.Response> {
+  const { api, ready } = contract('v1');
   await ready;
   const operation = api.getOperation(operationId);
   if (operation === undefined) throw new Error(`the document has no operation ${operationId}`);
