@@ -65,6 +65,56 @@ eachStore((s) => {
     expect(deprecation.sunset).toBe('Wed, 30 Jun 2027 00:00:00 GMT');
     expect(deprecation.deprecation).toMatch(/^@\d+$/);
   });
+  describe('v2', () => {
+    test('a consumer walks every pending order with the async iterator, a page at a time', async () => {
+      await s.store.importOrders(Array.from({ length: 25 }, (_, i) => order({ id: i + 1, ...(i % 5 === 0 ? { status: 'shipped' } : {}) })));
+      const pages: number[] = [];
+      const counting: typeof fetch = async (input, init) => {
+        pages.push(1);
+        return fetch(input, init);
+      };
+      const counted = createOrdersClient({ baseUrl: `${server.url}/v2`, apiKey: s.key, fetch: counting });
+
+      const ids: number[] = [];
+      for await (const found of counted.v2.orders({ status: 'pending', limit: 6 })) ids.push(found.id);
+
+      expect(ids).toEqual(Array.from({ length: 25 }, (_, i) => i + 1).filter((id) => (id - 1) % 5 !== 0));
+      expect(pages).toHaveLength(4);
+    });
+
+    test('a page carries each order with its status, and stopping early reads no further page', async () => {
+      await s.store.importOrders([order({ id: 1 }), order({ id: 2, status: 'shipped' }), order({ id: 3 })]);
+
+      const page = await client.v2.listOrders({ limit: 2 });
+      const next = await client.v2.listOrders({ limit: 2, cursor: page.nextCursor! });
+      let requests = 0;
+      const counted = createOrdersClient({ baseUrl: server.url, apiKey: s.key, fetch: (input, init) => (requests++, fetch(input, init)) });
+      let first: unknown;
+      for await (const found of counted.v2.orders({ limit: 1 })) {
+        first = found;
+        break;
+      }
+
+      expect(page.orders.map((o) => [o.id, o.status])).toEqual([
+        [1, 'pending'],
+        [2, 'shipped'],
+      ]);
+      expect(next).toEqual({ orders: [expect.objectContaining({ id: 3, status: 'pending' })], nextCursor: null });
+      expect(first).toMatchObject({ id: 1 });
+      expect(requests).toBe(1);
+    });
+
+    test('v2 cancels, and refusals surface as the typed Error', async () => {
+      await s.store.importOrders([order({ id: 1 }), order({ id: 2, status: 'shipped' })]);
+
+      await client.v2.cancelOrder(1);
+
+      await expect(client.v2.cancelOrder(2)).rejects.toMatchObject({ status: 409, code: 'order_already_shipped' });
+      await expect(client.v2.listOrders({ limit: 0 })).rejects.toMatchObject({ status: 400, code: 'invalid_request' });
+      const listed = await client.listOrders();
+      expect(listed.notModified === false && listed.orders.map((o) => o.id)).toEqual([2]);
+    });
+  });
 });
 
 test("an answer that is not the spec's Error still surfaces as OrdersApiError, without a code", async () => {

@@ -1,9 +1,10 @@
 import createClient, { type Client } from 'openapi-fetch';
-import type { ErrorBody, ErrorCode, Order, Pet, paths } from '../contract/types';
+import type { paths as V2Paths, operations as V2Operations } from '../../generated/openapi-v2';
+import type { ErrorBody, ErrorCode, Order, Pet, V2Order, V2OrderPage, paths } from '../contract/types';
 
 /** Where and how to call a deployment. */
 export interface OrdersClientOptions {
-  /** The deployment, with or without its `/v1`: `https://orders.example.com` or `https://orders.example.com/v1`. */
+  /** The deployment, with or without a version prefix: `https://orders.example.com` or `https://orders.example.com/v1`. */
   baseUrl: string;
   /** An API key issued by the deployment's operator (`pso_…`). */
   apiKey: string;
@@ -42,8 +43,28 @@ export interface Deprecation {
   link: string | null;
 }
 
-/** A typed client for the Store Orders API v1. Every method throws OrdersApiError for a non-2xx answer. */
+/** v2's list filters, as its document declares them; `limit` is the page size (1–1000, default 100). */
+export type V2ListQuery = Omit<NonNullable<V2Operations['listOrders']['parameters']['query']>, 'cursor'>;
+
+/** The Store Orders API v2: pages of orders, filtered. Every method throws OrdersApiError for a non-2xx answer. */
+export interface OrdersClientV2 {
+  /**
+   * Every order that matches the filters, page after page, as one async iterable: it reads the
+   * next page only when the loop gets there (`for await (const order of client.v2.orders({ status: 'pending' }))`).
+   */
+  orders(query?: V2ListQuery): AsyncIterable<V2Order>;
+  /** One page: the first of the query, or the one after `cursor` (a `nextCursor`, sent with the same query). */
+  listOrders(query?: V2ListQuery & { cursor?: string }): Promise<V2OrderPage>;
+  /** Cancels a pending order, gone from both versions' lists; OrdersApiError with code `order_already_shipped` (409) or `order_not_found` (404) otherwise. */
+  cancelOrder(orderId: number): Promise<void>;
+  /** The underlying openapi-fetch client, typed from the v2 document. */
+  readonly raw: Client<V2Paths>;
+}
+
+/** A typed client for the Store Orders API: v1's operations, and v2's under `v2`. Every method throws OrdersApiError for a non-2xx answer. */
 export interface OrdersClient {
+  /** The same deployment and key, through v2. */
+  readonly v2: OrdersClientV2;
   /** Every order not cancelled; pass the last ETag to get `notModified` instead of the same list again. */
   listOrders(options?: { ifNoneMatch?: string }): Promise<ListResult>;
   /** Cancels a pending order; OrdersApiError with code `order_already_shipped` (409) or `order_not_found` (404) otherwise. */
@@ -56,15 +77,16 @@ export interface OrdersClient {
 
 /** Creates a client for one deployment and key. */
 export function createOrdersClient(options: OrdersClientOptions): OrdersClient {
-  const root = options.baseUrl.replace(/\/+$/, '');
-  const raw = createClient<paths>({
-    baseUrl: root.endsWith('/v1') ? root : `${root}/v1`,
+  const root = options.baseUrl.replace(/\/+$/, '').replace(/\/v[12]$/, '');
+  const settings = {
     headers: { Authorization: `Bearer ${options.apiKey}` },
     ...(options.fetch ? { fetch: options.fetch } : {}),
-  });
+  };
+  const raw = createClient<paths>({ baseUrl: `${root}/v1`, ...settings });
 
   return {
     raw,
+    v2: createV2(createClient<V2Paths>({ baseUrl: `${root}/v2`, ...settings })),
     async listOrders({ ifNoneMatch } = {}) {
       const { data, error, response } = await raw.GET('/store/orders', {
         params: { header: ifNoneMatch === undefined ? undefined : { 'If-None-Match': ifNoneMatch } },
@@ -83,6 +105,30 @@ export function createOrdersClient(options: OrdersClientOptions): OrdersClient {
       if (!response.ok || data === undefined) throw new OrdersApiError(response, error);
       const header = (name: string) => response.headers.get(name);
       return { pet: data, deprecation: { deprecation: header('deprecation'), sunset: header('sunset'), link: header('link') } };
+    },
+  };
+}
+
+function createV2(raw: Client<V2Paths>): OrdersClientV2 {
+  const listOrders: OrdersClientV2['listOrders'] = async (query = {}) => {
+    const { data, error, response } = await raw.GET('/store/orders', { params: { query } });
+    if (!response.ok || data === undefined) throw new OrdersApiError(response, error);
+    return data;
+  };
+  return {
+    raw,
+    listOrders,
+    async *orders(query = {}) {
+      let cursor: string | undefined;
+      do {
+        const page = await listOrders(cursor === undefined ? query : { ...query, cursor });
+        yield* page.orders;
+        cursor = page.nextCursor ?? undefined;
+      } while (cursor !== undefined);
+    },
+    async cancelOrder(orderId) {
+      const { error, response } = await raw.DELETE('/store/orders/{orderId}', { params: { path: { orderId } } });
+      if (!response.ok) throw new OrdersApiError(response, error);
     },
   };
 }
