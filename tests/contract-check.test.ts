@@ -88,6 +88,56 @@ describe('against a real server', () => {
     expect(result.stdout).toMatch(/FAIL {2}listOrders: 200, every order valid, with an ETag\n {6}expected 200, got 401/);
   });
 
+  test('--api-version v2 checks v2: its document, pages, cursors and refusals, read-only', async () => {
+    const before = rowsOf(file);
+
+    const result = await contractCheck(['--base-url', `${server.url}/v2`, '--api-key', key, '--api-version', 'v2']);
+
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    expect(result.stdout.split('\n').filter((line) => line.startsWith('PASS  '))).toEqual([
+      'PASS  GET /v2/openapi.json serves the local spec, unchanged',
+      'PASS  listOrders: 200, a page of valid orders, with a Link to the next page when there is one',
+      "PASS  listOrders with the page's nextCursor: 200, the next orders by id",
+      'PASS  listOrders with an altered cursor: 400 Error',
+      'PASS  listOrders with limit=0: 400 Error',
+      'PASS  listOrders with an undeclared query parameter: 400 Error',
+      'PASS  listOrders without a key: 401 Error with a Bearer challenge',
+      'PASS  listOrders with a wrong key: 401 Error with a Bearer challenge',
+      'PASS  cancelOrder of an unknown order: 404 Error',
+      'PASS  cancelOrder with a malformed id: 400 Error',
+      'PASS  an unknown path: 404 Error',
+    ]);
+    expect(rowsOf(file)).toEqual(before);
+  });
+
+  test('--api-version v2 --allow-writes cancels through v2', async () => {
+    const result = await contractCheck([
+      '--base-url',
+      server.url,
+      '--api-key',
+      key,
+      '--api-version',
+      'v2',
+      '--allow-writes',
+      '--cancel-order',
+      '3',
+      '--shipped-order',
+      '2',
+    ]);
+
+    expect(result.status).toBe(0);
+    expect(result.stdout).toContain('PASS  cancelOrder 3: 204, then 404 when cancelled again');
+    expect(rowsOf(file).map((row) => row.status)).toEqual(['pending', 'shipped', 'cancelled']);
+  });
+
+  test('an unknown --api-version is refused, naming the flag', async () => {
+    const result = await contractCheck(['--base-url', server.url, '--api-key', key, '--api-version', 'v3']);
+
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('--api-version must be v1 or v2, got "v3"');
+  });
+
   test.each([
     [['--cancel-order', '1'], '--cancel-order changes the deployment; add --allow-writes to allow it'],
     [['--allow-writes'], '--allow-writes needs --cancel-order ID and/or --shipped-order ID'],

@@ -5,7 +5,7 @@ import { ConfigError, loadConfig, type Config } from '../config';
 import { checkDeployment, formatReport } from '../contract/check-deployment';
 import { compareDocuments } from '../contract/compat/compare';
 import { checkProject, formatFindings } from '../contract/compat/project';
-import { loadDocument } from '../contract/document';
+import { loadDocument, specPath } from '../contract/document';
 import { parse as parseYaml } from 'yaml';
 import type { OpenAPIV3 } from 'openapi-types';
 import { seedDemo } from '../demo';
@@ -167,9 +167,10 @@ function buildProgram(io: CliIO): Command {
 
   program
     .command('contract-check')
-    .description('check that a deployment keeps the v1 contract; read-only unless --allow-writes')
+    .description('check that a deployment keeps a version of the contract; read-only unless --allow-writes')
     .requiredOption('--base-url <url>', 'the deployment, e.g. https://orders.example.com')
     .requiredOption('--api-key <key>', 'an API key for it')
+    .option('--api-version <version>', 'the version to check, v1 or v2', 'v1')
     .option('--allow-writes', 'also cancel an order (--cancel-order) and try a shipped one (--shipped-order)')
     .option('--cancel-order <id>', 'a pending order to cancel: expects 204, then 404 (needs --allow-writes)')
     .option('--shipped-order <id>', 'a shipped order: expects 409 (needs --allow-writes)')
@@ -178,11 +179,14 @@ function buildProgram(io: CliIO): Command {
       async (options: {
         baseUrl: string;
         apiKey: string;
+        apiVersion: string;
         allowWrites?: boolean;
         cancelOrder?: string;
         shippedOrder?: string;
         json?: boolean;
       }) => {
+        const version = options.apiVersion;
+        if (version !== 'v1' && version !== 'v2') throw new CliError(`--api-version must be v1 or v2, got "${version}"`);
         if (!/^https?:\/\/[^/]/.test(options.baseUrl))
           throw new CliError(`--base-url must be an http:// or https:// URL, got "${options.baseUrl}"`);
         const writes: { cancelOrder?: number; shippedOrder?: number } = {};
@@ -199,7 +203,13 @@ function buildProgram(io: CliIO): Command {
         if (options.allowWrites && Object.keys(writes).length === 0) {
           throw new CliError('--allow-writes needs --cancel-order ID and/or --shipped-order ID to know which orders it may use');
         }
-        const results = await checkDeployment({ baseUrl: options.baseUrl, apiKey: options.apiKey, document: loadDocument(), writes });
+        const results = await checkDeployment({
+          baseUrl: options.baseUrl,
+          apiKey: options.apiKey,
+          version,
+          document: loadDocument(specPath(version)),
+          writes,
+        });
         const passed = results.every((result) => result.ok);
         await io.stdout(
           options.json

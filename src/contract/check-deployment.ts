@@ -1,14 +1,18 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { OpenAPIV3 } from 'openapi-types';
+import { undeclaredQueryPolicy } from '../http/router';
 import { createContractChecker } from './conformance';
 import { deprecationHeaders } from './deprecation';
+import type { ApiVersion } from './types';
 
 /** What `contract-check` is asked to do. */
 export interface DeploymentCheckOptions {
-  /** The deployment, with or without `/v1`. */
+  /** The deployment, with or without a version prefix. */
   baseUrl: string;
   apiKey: string;
-  /** The spec the deployment must keep. */
+  /** The version to check (default v1): its document, under its prefix. */
+  version?: ApiVersion;
+  /** The spec the deployment must keep: the version's document. */
   document: OpenAPIV3.Document;
   /** Also cancel `cancelOrder` (expecting 204 then 404) and try to cancel `shippedOrder` (expecting 409). */
   writes?: { cancelOrder?: number; shippedOrder?: number };
@@ -35,7 +39,9 @@ interface Answer {
  * Read-only unless `writes` is given.
  */
 export async function checkDeployment(options: DeploymentCheckOptions): Promise<CheckResult[]> {
-  const root = options.baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
+  const root = options.baseUrl.replace(/\/+$/, '').replace(/\/v[12]$/, '');
+  const version = options.version ?? 'v1';
+  const prefix = `/${version}`;
   const doFetch = options.fetch ?? fetch;
   const checker = await createContractChecker(options.document);
   const results: CheckResult[] = [];
@@ -73,37 +79,25 @@ export async function checkDeployment(options: DeploymentCheckOptions): Promise<
     return null;
   };
 
-  await check('GET /v1/openapi.json serves the local spec, unchanged', async () => {
-    const answer = await call('GET', '/v1/openapi.json');
+  await check(`GET ${prefix}/openapi.json serves the local spec, unchanged`, async () => {
+    const answer = await call('GET', `${prefix}/openapi.json`);
     if (answer.status !== 200) return `expected 200, got ${answer.status}`;
     return isDeepStrictEqual(answer.body, JSON.parse(JSON.stringify(options.document)))
       ? null
       : 'the served document differs from the local spec';
   });
 
-  let listed: Array<{ id: number; petId: number }> = [];
-  let etag: string | undefined;
-  await check('listOrders: 200, every order valid, with an ETag', async () => {
-    const answer = await call('GET', '/v1/store/orders', auth);
-    const problem = expectAnswer(answer, 200, 'listOrders');
-    if (problem) return problem;
-    listed = answer.body as typeof listed;
-    etag = answer.headers.etag;
-    return etag ? null : 'no ETag header';
-  });
-
-  await check('listOrders with its own ETag in If-None-Match: 304, no body', async () => {
-    if (!etag) return 'no ETag to revalidate with';
-    const answer = await call('GET', '/v1/store/orders', { ...auth, 'If-None-Match': etag });
-    return expectAnswer(answer, 304, 'listOrders');
-  });
+  const listed =
+    version === 'v1'
+      ? await checkV1List(call, check, expectAnswer, auth)
+      : await checkV2List(call, check, expectAnswer, auth, options.document);
 
   for (const [name, headers] of [
     ['without a key', {}],
     ['with a wrong key', { Authorization: 'Bearer pso_contract-check-not-a-key' }],
   ] as const) {
     await check(`listOrders ${name}: 401 Error with a Bearer challenge`, async () => {
-      const answer = await call('GET', '/v1/store/orders', headers);
+      const answer = await call('GET', `${prefix}/store/orders`, headers);
       const problem = expectAnswer(answer, 401, 'listOrders');
       if (problem) return problem;
       return /^Bearer\b/i.test(answer.headers['www-authenticate'] ?? '') ? null : 'no WWW-Authenticate: Bearer header';
@@ -115,21 +109,21 @@ export async function checkDeployment(options: DeploymentCheckOptions): Promise<
     const held = new Set(listed.map((order) => order.id));
     let unknown = -Number.MAX_SAFE_INTEGER;
     while (held.has(unknown)) unknown += 1;
-    return expectAnswer(await call('DELETE', `/v1/store/orders/${unknown}`, auth), 404, 'cancelOrder');
+    return expectAnswer(await call('DELETE', `${prefix}/store/orders/${unknown}`, auth), 404, 'cancelOrder');
   });
 
   await check('cancelOrder with a malformed id: 400 Error', async () =>
-    expectAnswer(await call('DELETE', '/v1/store/orders/4.2e1', auth), 400, 'cancelOrder'),
+    expectAnswer(await call('DELETE', `${prefix}/store/orders/4.2e1`, auth), 400, 'cancelOrder'),
   );
 
   await check('an unknown path: 404 Error', async () =>
-    expectAnswer(await call('GET', '/v1/contract-check/nowhere', auth), 404, undefined),
+    expectAnswer(await call('GET', `${prefix}/contract-check/nowhere`, auth), 404, undefined),
   );
 
   for (const [operationId, expected] of deprecationHeaders(options.document)) {
     await check(`${operationId} is deprecated: Deprecation, Sunset and Link headers as the spec says`, async () => {
       const petId = listed[0]?.petId ?? 1;
-      const answer = await call('GET', `/v1/pets/${petId}`, auth);
+      const answer = await call('GET', `${prefix}/pets/${petId}`, auth);
       const problem = checker.problem(operationId, answer);
       if (problem) return `status ${answer.status}: ${problem}`;
       for (const [header, value] of Object.entries(expected)) {
@@ -143,17 +137,94 @@ export async function checkDeployment(options: DeploymentCheckOptions): Promise<
   const { cancelOrder, shippedOrder } = options.writes ?? {};
   if (cancelOrder !== undefined) {
     await check(`cancelOrder ${cancelOrder}: 204, then 404 when cancelled again`, async () => {
-      const first = expectAnswer(await call('DELETE', `/v1/store/orders/${cancelOrder}`, auth), 204, 'cancelOrder');
+      const first = expectAnswer(await call('DELETE', `${prefix}/store/orders/${cancelOrder}`, auth), 204, 'cancelOrder');
       if (first) return first;
-      return expectAnswer(await call('DELETE', `/v1/store/orders/${cancelOrder}`, auth), 404, 'cancelOrder');
+      return expectAnswer(await call('DELETE', `${prefix}/store/orders/${cancelOrder}`, auth), 404, 'cancelOrder');
     });
   }
   if (shippedOrder !== undefined) {
     await check(`cancelOrder ${shippedOrder} (shipped): 409 Error`, async () =>
-      expectAnswer(await call('DELETE', `/v1/store/orders/${shippedOrder}`, auth), 409, 'cancelOrder'),
+      expectAnswer(await call('DELETE', `${prefix}/store/orders/${shippedOrder}`, auth), 409, 'cancelOrder'),
     );
   }
   return results;
+}
+
+type Call = (method: string, path: string, headers?: Record<string, string>) => Promise<Answer>;
+type Check = (name: string, run: () => Promise<string | null>) => Promise<void>;
+type ExpectAnswer = (answer: Answer, status: number, operationId: string | undefined) => string | null;
+type Listed = Array<{ id: number; petId: number }>;
+
+/** v1's list: the whole list, valid, with an ETag that revalidates to a 304. Returns the orders listed. */
+async function checkV1List(call: Call, check: Check, expectAnswer: ExpectAnswer, auth: Record<string, string>): Promise<Listed> {
+  let listed: Listed = [];
+  let etag: string | undefined;
+  await check('listOrders: 200, every order valid, with an ETag', async () => {
+    const answer = await call('GET', '/v1/store/orders', auth);
+    const problem = expectAnswer(answer, 200, 'listOrders');
+    if (problem) return problem;
+    listed = answer.body as Listed;
+    etag = answer.headers.etag;
+    return etag ? null : 'no ETag header';
+  });
+  await check('listOrders with its own ETag in If-None-Match: 304, no body', async () => {
+    if (!etag) return 'no ETag to revalidate with';
+    const answer = await call('GET', '/v1/store/orders', { ...auth, 'If-None-Match': etag });
+    return expectAnswer(answer, 304, 'listOrders');
+  });
+  return listed;
+}
+
+/**
+ * v2's list: pages of two, valid, with a Link to the next page that its cursor reads (ids rising);
+ * a cursor that was altered, a limit out of range and, where the document refuses them, an
+ * undeclared parameter are 400 Errors. Returns the orders of the pages read.
+ */
+async function checkV2List(
+  call: Call,
+  check: Check,
+  expectAnswer: ExpectAnswer,
+  auth: Record<string, string>,
+  document: OpenAPIV3.Document,
+): Promise<Listed> {
+  const listed: Listed = [];
+  let cursor: string | null = null;
+  await check('listOrders: 200, a page of valid orders, with a Link to the next page when there is one', async () => {
+    const answer = await call('GET', '/v2/store/orders?limit=2', auth);
+    const problem = expectAnswer(answer, 200, 'listOrders');
+    if (problem) return problem;
+    const page = answer.body as { orders: Listed; nextCursor: string | null };
+    listed.push(...page.orders);
+    cursor = page.nextCursor;
+    const link = answer.headers.link;
+    if (cursor === null) return link === undefined ? null : `a Link header on the last page: ${link}`;
+    const expected = `</v2/store/orders?limit=2&cursor=${encodeURIComponent(cursor)}>; rel="next"`;
+    return link === expected ? null : `Link is ${JSON.stringify(link)}, expected ${JSON.stringify(expected)}`;
+  });
+  if (cursor !== null) {
+    await check("listOrders with the page's nextCursor: 200, the next orders by id", async () => {
+      const answer = await call('GET', `/v2/store/orders?limit=2&cursor=${encodeURIComponent(cursor!)}`, auth);
+      const problem = expectAnswer(answer, 200, 'listOrders');
+      if (problem) return problem;
+      const next = (answer.body as { orders: Listed }).orders;
+      const last = listed.at(-1)!.id;
+      listed.push(...next);
+      return next.length > 0 && next.every((order) => order.id > last) ? null : `the next page does not follow id ${last}`;
+    });
+  }
+  await check('listOrders with an altered cursor: 400 Error', async () => {
+    const altered = cursor === null ? 'contract-check.not-a-cursor' : `${cursor.slice(0, -1)}${cursor.endsWith('A') ? 'B' : 'A'}`;
+    return expectAnswer(await call('GET', `/v2/store/orders?limit=2&cursor=${encodeURIComponent(altered)}`, auth), 400, 'listOrders');
+  });
+  await check('listOrders with limit=0: 400 Error', async () =>
+    expectAnswer(await call('GET', '/v2/store/orders?limit=0', auth), 400, 'listOrders'),
+  );
+  if (undeclaredQueryPolicy(document) === 'reject') {
+    await check('listOrders with an undeclared query parameter: 400 Error', async () =>
+      expectAnswer(await call('GET', '/v2/store/orders?contractCheck=1', auth), 400, 'listOrders'),
+    );
+  }
+  return listed;
 }
 
 /** The readable report: one line per check, then a summary. */
