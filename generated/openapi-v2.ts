@@ -241,7 +241,6 @@ export interface operations {
                 /**
                  * @description The `nextCursor` of the previous page, opaque. It must be sent with the same
                  *     filters and `limit` as the request that returned it.
-                 * @example eyJhIjo0Mn0.0123456789abcdef0123456789abcdef0123456789a
                  */
                 cursor?: string;
                 /**

@@ -136,7 +136,14 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
     res.end(changelog);
   });
 
-  app.use(docsRouter());
+  // Newest first: a reader arriving at /docs sees the version to build on.
+  app.use(
+    docsRouter(
+      Object.entries(versions)
+        .map(([version, { document }]) => [version, document] as [string, OpenAPIV3.Document])
+        .reverse(),
+    ),
+  );
 
   app.get('/metrics', async (req, res) => {
     answeredBy(req, 'metrics');

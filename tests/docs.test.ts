@@ -38,22 +38,29 @@ if (!present && !REQUIRED) {
     tmp.cleanup();
   });
 
-  test('shows both operations, the bearer scheme, the Error object and the deprecated getPetById with its sunset, offline', async () => {
+  test('shows v2 first, then v1 with its deprecated getPetById, the bearer scheme and the Error object, offline', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 2400 } });
     const elsewhere: string[] = [];
     // Offline: anything not served by this server is refused, and noted.
     await page.route('**/*', (route) => {
-      if (route.request().url().startsWith(server.url)) return route.continue();
-      elsewhere.push(route.request().url());
+      const url = route.request().url();
+      if (url.startsWith(server.url)) return route.continue();
+      elsewhere.push(url);
       return route.abort();
     });
 
     const response = await page.goto(`${server.url}/docs`);
     await page.waitForSelector('.opblock-summary-path', { timeout: 15000 });
-    await page.waitForSelector('.models', { timeout: 15000 });
-    const text = await page.locator('body').innerText();
-    const deprecated = await page.locator('.opblock-deprecated').allInnerTexts();
+    const v2 = await page.locator('body').innerText();
+    const v2Paths = await page.locator('.opblock-summary-path').allInnerTexts();
     fs.mkdirSync(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: path.join(ARTIFACTS, 'docs-v2.png'), fullPage: true });
+    // The version is chosen in the top bar; v1 follows.
+    await page.locator('.topbar select').selectOption({ label: 'v1 (1.0.0)' });
+    await page.waitForSelector('.opblock-deprecated', { timeout: 15000 });
+    await page.waitForSelector('.models', { timeout: 15000 });
+    const v1 = await page.locator('body').innerText();
+    const deprecated = await page.locator('.opblock-deprecated').allInnerTexts();
     await page.screenshot({ path: path.join(ARTIFACTS, 'docs.png'), fullPage: true });
     // The bearer scheme, as the Authorize dialog presents it.
     await page.locator('button.authorize').first().click();
@@ -61,18 +68,42 @@ if (!present && !REQUIRED) {
 
     expect(response?.status()).toBe(200);
     expect(elsewhere).toEqual([]);
-    expect(text).toContain('Petstore Store Orders API');
-    expect(text).toContain('/store/orders');
-    expect(text).toContain('/store/orders/{orderId}');
-    expect(text).toContain('listOrders');
-    expect(text).toContain('cancelOrder');
-    expect(text).toContain('Authorize');
+    expect(v2).toContain('2.0.0');
+    expect(v2).toContain('nextCursor');
+    expect(v2).toContain('shipDateFrom');
+    expect(v2Paths).toEqual(['/store/orders', '/store/orders/{orderId}']);
+    expect(v1).toContain('Petstore Store Orders API');
+    expect(v1).toContain('/store/orders/{orderId}');
+    expect(v1).toContain('listOrders');
+    expect(v1).toContain('cancelOrder');
     expect(scheme).toContain('bearerAuth');
     expect(scheme).toMatch(/http, Bearer/);
-    expect(text).toContain('Error');
+    expect(v1).toContain('Error');
     expect(deprecated.join('\n')).toContain('/pets/{petId}');
     expect(deprecated.join('\n')).toContain('2027-06-30');
     expect(fs.statSync(path.join(ARTIFACTS, 'docs.png')).size).toBeGreaterThan(10_000);
+  });
+
+  test('"Try it out" calls the deployment that serves the page, not the document\'s example server', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 2400 } });
+    const called: string[] = [];
+    page.on('request', (request) => called.push(request.url()));
+
+    await page.goto(`${server.url}/docs`);
+    await page.waitForSelector('.opblock-summary-path', { timeout: 15000 });
+    const servers = await page.locator('.servers select option').allInnerTexts();
+    // Every operation is open (docExpansion: full): its "Try it out", then "Execute".
+    await page.locator('.opblock-get').first().locator('button.try-out__btn').click();
+    await page.locator('.opblock-get').first().locator('button.execute').click();
+    await page.waitForSelector('.opblock-get .live-responses-table', { timeout: 15000 });
+    const answered = await page.locator('.opblock-get .live-responses-table').first().innerText();
+
+    expect(servers[0]).toBe('../../v2 - This deployment');
+    expect(called.filter((url) => url.startsWith(`${server.url}/v2/store/orders?limit=100&status=pending`))).toHaveLength(1);
+    expect(called.some((url) => url.includes('localhost:8080'))).toBe(false);
+    // No key was given: this deployment's own 401, with its Error.
+    expect(answered).toContain('401');
+    expect(answered).toContain('unauthorized');
   });
 });
 
@@ -91,6 +122,17 @@ test('the docs page and its assets are served from the package, without a key', 
     expect(scripts.every((asset) => !/^https?:/.test(asset))).toBe(true);
     expect(assets.map((res) => res.status)).toEqual(scripts.map(() => 200));
     expect((await fetch(`${server.url}/docs/assets/package.json`)).status).toBe(404);
+    // What the page shows: each version's document, this deployment first among its servers, nothing else changed.
+    for (const version of ['v1', 'v2']) {
+      const shown = (await (await fetch(`${server.url}/docs/openapi/${version}.json`)).json()) as { servers: Array<{ url: string }> };
+      const served = (await (await fetch(`${server.url}/${version}/openapi.json`)).json()) as { servers: Array<{ url: string }> };
+      expect(shown.servers[0]).toEqual({ url: `../../${version}`, description: 'This deployment' });
+      expect({ ...shown, servers: served.servers.filter((s) => /^https?:/.test(s.url)) }).toEqual({
+        ...served,
+        servers: shown.servers.slice(1),
+      });
+    }
+    expect((await fetch(`${server.url}/docs/openapi/v9.json`)).status).toBe(404);
   } finally {
     await server.close();
     await store.close();
