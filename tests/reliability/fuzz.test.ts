@@ -4,7 +4,8 @@ import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import OpenAPIBackend from 'openapi-backend';
 import { createApp } from '../../src/app';
-import { cloneDocument, loadDocument } from '../../src/contract/document';
+import { cloneDocument, loadDocument, specPath } from '../../src/contract/document';
+import type { ApiVersion } from '../../src/contract/types';
 import { createContractAjv, customizeAjv } from '../../src/contract/validation';
 import { createHttpServer } from '../../src/server';
 import type { Store } from '../../src/store';
@@ -19,9 +20,19 @@ const RAW_RUNS = Math.ceil(RUNS / 5);
 const tmp = tempDir();
 afterAll(tmp.cleanup);
 
-const document = loadDocument();
-const spec = new OpenAPIBackend({ definition: cloneDocument(document), apiRoot: '/v1', customizeAjv });
+// Each version's document, and the router and response check built from it alone.
+const VERSIONS = ['v1', 'v2'] as const;
+const contracts = Object.fromEntries(
+  VERSIONS.map((version) => {
+    const document = loadDocument(specPath(version));
+    const spec = new OpenAPIBackend({ definition: cloneDocument(document), apiRoot: `/${version}`, customizeAjv });
+    return [version, { document, spec, templates: Object.keys(document.paths ?? {}) }];
+  }),
+) as Record<ApiVersion, { document: ReturnType<typeof loadDocument>; spec: OpenAPIBackend; templates: string[] }>;
+const document = contracts.v1.document;
 const validateError = createContractAjv(document).compile(document.components?.schemas?.Error as object);
+/** A cursor the server handed out, for the generators to send back as it is, altered, or with other filters. */
+let cursor = '';
 
 let store: Store;
 let file: string;
@@ -32,7 +43,7 @@ let state: Database.Database;
 const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
 
 beforeAll(async () => {
-  await spec.init();
+  await Promise.all(VERSIONS.map((version) => contracts[version].spec.init()));
   ({ store, file } = freshStore(tmp.dir));
   key = await addKey(store);
   await addKey(store, 'revoked').then(() => store.revokeKey('revoked'));
@@ -45,6 +56,10 @@ beforeAll(async () => {
   server = createHttpServer(await createApp({ store }));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as net.AddressInfo).port;
+  const page = await fetch(`http://127.0.0.1:${port}/v2/store/orders?limit=3&status=pending`, {
+    headers: { Authorization: `Bearer ${key}` },
+  });
+  cursor = ((await page.json()) as { nextCursor: string }).nextCursor;
   state = new Database(file, { readonly: true });
   process.stdout.write(`fuzz: seed ${SEED}, ${RUNS} requests through http, ${RAW_RUNS} raw (replay with FUZZ_SEED=${SEED})\n`);
 });
@@ -86,22 +101,76 @@ const oddSegment = fc.oneof(
   fc.string({ maxLength: 40 }).map((text) => text.replace(/[^\x21-\x7e]/g, '')),
   fc.integer({ min: 100, max: 3000 }).map((n) => '9'.repeat(n)),
 );
-// Paths built from the document's own templates, with their parameters filled in oddly.
-const templates = Object.keys(document.paths ?? {});
+// v2's list parameters, valid and not: limits in and out of range, the server's cursor as it is,
+// altered or cut, filters of every kind, repeated parameters, and ones v2 does not declare.
+const queryValue = fc.oneof(
+  oddSegment,
+  fc.constantFrom(
+    'pending',
+    'shipped',
+    'cancelled',
+    'true',
+    'false',
+    '2026-12-01T10:00:00Z',
+    '2026-12-01T10:00:00+05:30',
+    '2026-02-30T00:00:00Z',
+  ),
+);
+const cursorValue = fc.oneof(
+  fc.constant('CURSOR'),
+  fc.tuple(fc.nat(80), fc.constantFrom('', 'A', '.', '=')).map(([at, put]) => `CURSOR@${at}@${put}`),
+  fc.string({ maxLength: 80 }).map(encodeURIComponent),
+);
+/** Mostly a value the parameter takes, sometimes anything. */
+const mostly = (valid: fc.Arbitrary<string>) => fc.oneof({ weight: 6, arbitrary: valid }, { weight: 1, arbitrary: queryValue });
+const v2Query = fc.oneof(
+  {
+    weight: 5,
+    arbitrary: fc
+      .record(
+        {
+          limit: mostly(fc.integer({ min: 1, max: 1000 }).map(String)),
+          cursor: cursorValue,
+          status: mostly(fc.constantFrom('pending', 'shipped')),
+          petId: mostly(fc.integer({ min: 0, max: 4 }).map(String)),
+          complete: mostly(fc.constantFrom('true', 'false')),
+          shipDateFrom: mostly(fc.constantFrom('2026-12-01T10:00:00Z', '2026-11-30T00:00:00+05:30')),
+          shipDateTo: mostly(fc.constantFrom('2026-12-02T00:00:00Z', '2026-12-01T10:00:00.000001-01:00')),
+          extra: fc.constantFrom('page=2', 'status=pending', 'limit=5', '_=1', 'a[b]=1', 'limit'),
+        },
+        { requiredKeys: [] },
+      )
+      .map(({ extra, ...query }) => {
+        const pairs = Object.entries(query).map(([name, value]) => `${name}=${encodeURIComponent(value)}`);
+        if (extra !== undefined) pairs.push(extra);
+        return pairs.length === 0 ? '' : `?${pairs.join('&')}`;
+      }),
+  },
+  // The cursor with the query it was issued for: the next page.
+  { weight: 1, arbitrary: fc.constant('?limit=3&status=pending&cursor=CURSOR') },
+);
+// Paths built from each document's own templates, with their parameters filled in oddly.
+const versioned = fc
+  .constantFrom(...VERSIONS)
+  .chain((version) => fc.tuple(fc.constant(version), fc.constantFrom(...contracts[version].templates)));
 const apiPath = fc.oneof(
   {
     weight: 6,
+    arbitrary: fc.tuple(versioned, oddSegment).map(([[version, template], value]) => `/${version}${template.replace(/\{[^}]+\}/g, value)}`),
+  },
+  { weight: 3, arbitrary: v2Query.map((query) => `/v2/store/orders${query}`) },
+  {
+    weight: 1,
     arbitrary: fc
-      .tuple(fc.constantFrom(...templates), oddSegment)
-      .map(([template, value]) => `/v1${template.replace(/\{[^}]+\}/g, value)}`),
+      .tuple(versioned, fc.constantFrom('/', '//', '/x', '?', '?a=1&a=2', '#f', '/..', ';x'))
+      .map(([[version, t], tail]) => `/${version}${t.replace(/\{[^}]+\}/g, '1')}${tail}`),
   },
   {
     weight: 1,
     arbitrary: fc
-      .tuple(fc.constantFrom(...templates), fc.constantFrom('/', '//', '/x', '?', '?a=1&a=2', '#f', '/..', ';x'))
-      .map(([t, tail]) => `/v1${t.replace(/\{[^}]+\}/g, '1')}${tail}`),
+      .tuple(fc.constantFrom(...VERSIONS), fc.array(oddSegment, { maxLength: 4 }))
+      .map(([version, parts]) => `/${version}/${parts.join('/')}`),
   },
-  { weight: 1, arbitrary: fc.array(oddSegment, { maxLength: 4 }).map((parts) => `/v1/${parts.join('/')}`) },
   {
     weight: 1,
     arbitrary: fc.constantFrom(
@@ -109,7 +178,10 @@ const apiPath = fc.oneof(
       '/v1',
       '/v1/',
       '/V1/store/orders',
-      '/v2/store/orders',
+      '/v2',
+      '/v3/store/orders',
+      '/v2/pets/1',
+      '/v2/openapi.json',
       '/healthz',
       '/readyz',
       '/v1/openapi.json',
@@ -180,7 +252,7 @@ function send(request: Generated): Promise<Answer> {
   if (request.body !== undefined) headers['content-length'] = Buffer.byteLength(request.body);
   return new Promise((resolve, reject) => {
     // Characters a client library refuses in a path are escaped here; the raw test sends them as they are.
-    const path = request.path.replace(/[^\x21-\x7e]/g, (c) => encodeURIComponent(c));
+    const path = withCursor(request.path).replace(/[^\x21-\x7e]/g, (c) => encodeURIComponent(c));
     const req = http.request({ host: '127.0.0.1', port, method: request.method, path, headers, agent }, (res) => {
       let text = '';
       res.setEncoding('latin1');
@@ -193,11 +265,32 @@ function send(request: Generated): Promise<Answer> {
   });
 }
 
-/** The spec's operation for a request, as routing by the document alone finds it. */
+/** A path with the server's cursor put in: as it is (`CURSOR`), or altered at a position (`CURSOR@at@put`). */
+function withCursor(path: string): string {
+  return path.replace(/CURSOR(?:%40(\d+)%40([^&]*))?/, (_match, at?: string, put?: string) => {
+    if (at === undefined) return cursor;
+    const i = Number(at) % (cursor.length + 1);
+    return encodeURIComponent(cursor.slice(0, i) + decodeURIComponent(put ?? '') + cursor.slice(i + 1));
+  });
+}
+
+/** The version whose prefix a path has, if it has one. */
+function versionOf(path: string): ApiVersion | undefined {
+  return VERSIONS.find((version) => path.startsWith(`/${version}/`) && path !== `/${version}/openapi.json`);
+}
+
+/** The spec's operation for a request, as routing by its version's document alone finds it. */
 function operationOf(method: string, path: string) {
+  const version = versionOf(path);
+  if (version === undefined) return undefined;
   const bare = path.split(/[?#]/)[0]!;
   try {
-    return spec.router.matchOperation({ method: method.toLowerCase() === 'head' ? 'get' : method, path: bare, headers: {} });
+    const operation = contracts[version].spec.router.matchOperation({
+      method: method.toLowerCase() === 'head' ? 'get' : method,
+      path: bare,
+      headers: {},
+    });
+    return { version, operation };
   } catch {
     return undefined;
   }
@@ -207,8 +300,8 @@ function checkAnswer(request: { method: string; path: string }, answer: Answer, 
   const where = `${request.method} ${request.path.slice(0, 200)} -> ${answer.status}`;
   if (answer.status >= 500) throw new Error(`${where}: a 5xx for a client's request: ${answer.text.slice(0, 300)}`);
   expect(answer.headers['x-content-type-options']).toBe('nosniff');
-  const operation =
-    request.path.startsWith('/v1/') && request.path !== '/v1/openapi.json' ? operationOf(request.method, request.path) : undefined;
+  const routed = operationOf(request.method, request.path);
+  const operation = routed?.operation;
   if (operation && ![408, 431].includes(answer.status) && !(answer.status === 400 && !answer.headers['x-request-id'])) {
     if (!(String(answer.status) in (operation.responses ?? {})))
       throw new Error(`${where}: status not declared for ${operation.operationId}`);
@@ -224,7 +317,7 @@ function checkAnswer(request: { method: string; path: string }, answer: Answer, 
     return;
   }
   if (operation && !isHead && answer.status !== 204 && answer.status !== 304) {
-    const result = spec.validateResponse(JSON.parse(answer.text), operation, answer.status);
+    const result = contracts[routed.version].spec.validateResponse(JSON.parse(answer.text), operation, answer.status);
     if (result.errors) throw new Error(`${where}: body invalid: ${JSON.stringify(result.errors).slice(0, 300)}`);
   }
 }
@@ -232,12 +325,14 @@ function checkAnswer(request: { method: string; path: string }, answer: Answer, 
 test('no generated request gets a 5xx, every answer conforms, and refused requests change nothing', async () => {
   let count = 0;
   const statuses = new Map<number, number>();
+  const v2Lists = new Map<number, number>();
   await fc.assert(
     fc.asyncProperty(requestArb, async (request) => {
       const before = snapshot();
       const answer = await send(request);
       count += 1;
       statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+      if (request.path.startsWith('/v2/store/orders?')) v2Lists.set(answer.status, (v2Lists.get(answer.status) ?? 0) + 1);
       checkAnswer(request, answer, before);
     }),
     { seed: SEED, numRuns: RUNS, endOnFailure: true },
@@ -245,6 +340,10 @@ test('no generated request gets a 5xx, every answer conforms, and refused reques
   process.stdout.write(`fuzz: ${count} requests, statuses ${JSON.stringify(Object.fromEntries(statuses))}\n`);
   // The generators must reach the interesting answers, or the property proves little.
   for (const status of [200, 204, 400, 401, 404, 405, 409, 413]) expect([status, statuses.get(status) ?? 0]).not.toEqual([status, 0]);
+  process.stdout.write(`fuzz: v2 lists with a query, statuses ${JSON.stringify(Object.fromEntries(v2Lists))}\n`);
+  // v2's lists with a generated query: pages served and parameters refused, both in earnest.
+  expect(v2Lists.get(200) ?? 0).toBeGreaterThan(20);
+  expect(v2Lists.get(400) ?? 0).toBeGreaterThan(100);
 }, 120_000);
 
 // Bytes a well-behaved client library refuses to send: control characters, raw unicode and
