@@ -134,10 +134,10 @@ function testFile(operation, document) {
     ? `
 
     test('without an API key it is a 401 Error', async () => {
-      const res = await sendExample(await createApp({ store: s.store }), '${operationId}');
+      const res = await sendExample(await createApp({ store: s.store }), '${operationId}', {}, '${document.version}');
 
       expect(res.status).toBe(401);
-      await expectConforms(res, '${operationId}');
+      await expectConforms(res, '${operationId}', '${document.version}');
     });`
     : '';
   return `import { createApp } from '../../../src/app';
@@ -150,11 +150,11 @@ eachStore((s) => {
     test('a request built from the document gets a success reply the contract allows', async () => {
       // Arrange here what the store needs for a success reply, once the handler is real.
 
-      const res = await sendExample(await createApp({ store: s.store }), '${operationId}', s.auth);
+      const res = await sendExample(await createApp({ store: s.store }), '${operationId}', s.auth, '${document.version}');
 
       expect(res.status).toBeGreaterThanOrEqual(200);
       expect(res.status).toBeLessThan(300);
-      await expectConforms(res, '${operationId}');
+      await expectConforms(res, '${operationId}', '${document.version}');
     });${unauthorized}
   });
 });

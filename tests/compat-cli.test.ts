@@ -27,7 +27,7 @@ test('on this project, the working document matches its release: the check passe
 
   expect(result.stdout).toBe(
     'spec/openapi.yaml (1.0.0) against spec/released/1.0.0.yaml (1.0.0): no changes\n' +
-      'spec/openapi-v2.yaml: no release of its major version yet; nothing is frozen\n',
+      'spec/openapi-v2.yaml (2.0.0) against spec/released/2.0.0.yaml (2.0.0): no changes\n',
   );
   expect(result.status).toBe(0);
 });
@@ -125,7 +125,7 @@ describe('checkProject', () => {
   });
 
   test('a major version with no release yet has nothing frozen', () => {
-    const spec = projectWith('next-major', (doc) => (doc.info.version = '2.0.0'));
+    const spec = projectWith('next-major', (doc) => (doc.info.version = '3.0.0'));
 
     expect(checkProject(new Date(), spec)).toContainEqual({ document: 'spec/openapi.yaml', release: null, report: null });
   });

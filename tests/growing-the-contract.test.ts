@@ -6,12 +6,13 @@ import { cli, serve, type Served } from './helpers/cli';
 import { copyProject, npmRun, npxRun, snapshot } from './helpers/project';
 import { tempDir } from './helpers/store';
 
-// A spec author's day, on a copy of the project: add an operation with a path parameter, a query
-// parameter and a JSON body to the document, then `npm run generate` and `npm run scaffold`.
+// A spec author's day, on a copy of the project, as the README walks through it: add an operation
+// with a path parameter, a query parameter and a JSON body to the v2 document, then
+// `npm run generate` and `npm run scaffold`.
 const tmp = tempDir();
 const dir = copyProject(path.join(tmp.dir, 'project'));
-const spec = path.join(dir, 'spec', 'openapi.yaml');
-const handlerModule = path.join(dir, 'src', 'handlers', 'v1', 'add-pet-note.ts');
+const spec = path.join(dir, 'spec', 'openapi-v2.yaml');
+const handlerModule = path.join(dir, 'src', 'handlers', 'v2', 'add-order-note.ts');
 const servers: Served[] = [];
 
 afterAll(() => {
@@ -19,13 +20,13 @@ afterAll(() => {
   tmp.cleanup();
 });
 
-const NEW_OPERATION = `  /pets/{petId}/notes:
+const NEW_OPERATION = `  /store/orders/{orderId}/notes:
     post:
-      operationId: addPetNote
-      tags: [pets]
-      summary: Add a note about a pet
+      operationId: addOrderNote
+      tags: [orders]
+      summary: Add a note to an order
       parameters:
-        - name: petId
+        - name: orderId
           in: path
           required: true
           schema:
@@ -84,7 +85,7 @@ beforeAll(() => {
   scaffolded = npmRun(dir, 'scaffold');
 }, 60000);
 
-/** Builds the copy, serves it on a fresh store with a key, and POSTs a note for pet 7 at priority 2. */
+/** Builds the copy, serves it on a fresh store with a key, and POSTs a note for order 7 at priority 2. */
 async function postNote(): Promise<Response> {
   const build = npmRun(dir, 'build');
   expect(build).toEqual({ status: 0, output: '' });
@@ -92,7 +93,7 @@ async function postNote(): Promise<Response> {
   const key = cli(['--db', db, 'keys', 'create', '--name', 'author']).stdout.trim();
   const server = await serve(db, [], {}, path.join(dir, 'dist', 'src', 'cli', 'main.js'));
   servers.push(server);
-  return fetch(`${server.url}/v1/pets/7/notes?priority=2`, {
+  return fetch(`${server.url}/v2/store/orders/7/notes?priority=2`, {
     method: 'POST',
     headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
     body: JSON.stringify({ text: 'likes the blue ball' }),
@@ -103,14 +104,14 @@ test('scaffold writes a handler module and a test for the new operation, and rew
   expect(scaffolded.status).toBe(0);
   expect(scaffolded.output).toBe(
     [
-      'wrote src/handlers/v1/add-pet-note.ts (answers a mock until implemented)',
-      'wrote tests/handlers/v1/add-pet-note.test.ts',
-      'wrote src/handlers/v1/index.ts',
+      'wrote src/handlers/v2/add-order-note.ts (answers a mock until implemented)',
+      'wrote tests/handlers/v2/add-order-note.test.ts',
+      'wrote src/handlers/v2/index.ts',
       '',
     ].join('\n'),
   );
   expect(fs.readFileSync(handlerModule, 'utf8')).toContain(
-    "export const addPetNote = defineHandler('v1', 'addPetNote', ({ mock }) => mock);",
+    "export const addOrderNote = defineHandler('v2', 'addOrderNote', ({ mock }) => mock);",
   );
 });
 
@@ -137,11 +138,11 @@ test('the built server answers the new operation with a mock the contract allows
   expect(res.headers.get('x-mock')).toBe('true');
   const checker = await createContractChecker(loadDocument(spec));
   const reply = { status: res.status, headers: Object.fromEntries(res.headers), body: await res.json() };
-  expect(checker.problem('addPetNote', reply)).toBeNull();
+  expect(checker.problem('addOrderNote', reply)).toBeNull();
 }, 60000);
 
 test('the scaffolded test passes against the mock', () => {
-  const run = npxRun(dir, 'jest', 'tests/handlers/v1/add-pet-note.test.ts');
+  const run = npxRun(dir, 'jest', 'tests/handlers/v2/add-order-note.test.ts');
 
   expect(run.output).toMatch(/Tests: +\d+ passed/);
   expect(run.status).toBe(0);
@@ -160,8 +161,8 @@ test.each([
   ],
   ['returns a status the document does not declare', "async () => ({ status: 200, body: { text: 'x' } })", "Type '200' is not assignable"],
   [
-    'treats the numeric petId as a string',
-    "async ({ path }) => ({ status: 201, headers: { Location: path.petId.toUpperCase() }, body: { text: 'x' } })",
+    'treats the numeric orderId as a string',
+    "async ({ path }) => ({ status: 201, headers: { Location: path.orderId.toUpperCase() }, body: { text: 'x' } })",
     "Property 'toUpperCase' does not exist",
   ],
 ])(
@@ -173,7 +174,7 @@ test.each([
       const typecheck = npmRun(dir, 'typecheck');
 
       expect(typecheck.status).not.toBe(0);
-      expect(typecheck.output).toContain('add-pet-note.ts');
+      expect(typecheck.output).toContain('add-order-note.ts');
       expect(typecheck.output).toContain(error);
     } finally {
       fs.writeFileSync(handlerModule, original);
@@ -188,7 +189,7 @@ test('once implemented, the handler gets its inputs typed and converted, and the
     handlerModule,
     original.replace(
       '({ mock }) => mock',
-      '() => async ({ path, query, body }) => ({ status: 201, headers: { Location: `/v1/pets/${path.petId + 1}` }, body: { text: `${body.text} at ${query.priority.toFixed(1)}` } })',
+      '() => async ({ path, query, body }) => ({ status: 201, headers: { Location: `/v2/store/orders/${path.orderId + 1}/notes` }, body: { text: `${body.text} at ${query.priority.toFixed(1)}` } })',
     ),
   );
 
@@ -196,6 +197,6 @@ test('once implemented, the handler gets its inputs typed and converted, and the
 
   expect(res.status).toBe(201);
   expect(res.headers.get('x-mock')).toBeNull();
-  expect(res.headers.get('location')).toBe('/v1/pets/8');
+  expect(res.headers.get('location')).toBe('/v2/store/orders/8/notes');
   expect(await res.json()).toEqual({ text: 'likes the blue ball at 2.0' });
 }, 60000);
