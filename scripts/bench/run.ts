@@ -7,7 +7,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { generateKey, hashKey } from '../../src/keys';
 import { openPostgresStore, openSqliteStore, type ImportRecord } from '../../src/store';
-import { bigDownload, median, peakRss, startServer, throughput, type Server } from './measure';
+import { bigDownload, median, peakRss, quantile, startServer, throughput, type Server } from './measure';
+import { pageRuns } from './pages';
 import { postgresProblem, postgresRuns, withScratchDatabases } from './postgres';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -28,7 +29,9 @@ const auth = { Authorization: `Bearer ${key}` };
 
 function* orders(count: number, from = 1): Generator<ImportRecord> {
   for (let i = 0; i < count; i += 1) {
-    yield { id: from + i, petId: (i % 997) + 1, quantity: (i % 5) + 1, shipDate: '2026-12-01T09:30:00Z', complete: i % 3 === 0 };
+    // Ship dates spread over a year, so that v2's ship-date filters cut the list.
+    const shipDate = `2026-${String((i % 12) + 1).padStart(2, '0')}-${String((i % 28) + 1).padStart(2, '0')}T09:30:00Z`;
+    yield { id: from + i, petId: (i % 997) + 1, quantity: (i % 5) + 1, shipDate, complete: i % 3 === 0 };
   }
 }
 
@@ -69,6 +72,10 @@ interface Scenario {
 
 async function main(): Promise<void> {
   process.stderr.write(`preparing data in ${work}\n`);
+  if (ONLY === PAGES) {
+    process.stdout.write(`${(await v2Pages()).join('\n')}\n`);
+    return;
+  }
   const small = await template('list-1k', 1000);
   const medium = await template('list-10k', 10_000);
   const pending = await template('pending', 300_000);
@@ -226,11 +233,40 @@ async function main(): Promise<void> {
     '',
     `Total time, petstore-orders / bare node:http: ${ratio.toFixed(2)}×`,
     '',
+    ...(await pageRuns(pagesContext(big))),
+    '',
     ...importLines,
     '',
     `Machine: ${os.cpus().length} × ${os.cpus()[0]?.model.trim()}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}`,
   );
   process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/** BENCH_ONLY's value that runs only v2's pages, on a store of BIG orders made for them. */
+const PAGES = 'v2 pages';
+
+function pagesContext(sqlite: string): Parameters<typeof pageRuns>[0] {
+  return {
+    cli: CLI,
+    key,
+    count: BIG,
+    sqlite,
+    ordersFile: path.join(work, `orders-${BIG}.json`),
+    usePostgres: PG,
+    nextPort: () => nextPort++,
+  };
+}
+
+/** v2's pages alone: BIG orders imported through the CLI into SQLite (and PostgreSQL), then pageRuns. */
+async function v2Pages(): Promise<string[]> {
+  const file = path.join(work, `orders-${BIG}.json`);
+  await writeOrdersFile(file, BIG);
+  const db = path.join(work, 'big.db');
+  await timedImport([CLI, '--db', db, 'orders', 'import', file]);
+  const store = openSqliteStore(db);
+  await store.createKey('bench', hashKey(key));
+  await store.close();
+  return pageRuns(pagesContext(db));
 }
 
 /**
@@ -381,12 +417,6 @@ async function importRuns(): Promise<string[]> {
         `| ${l.store} | ${l.importSeconds.toFixed(1)} s | ${l.latencies.length} | ${quantile(l.latencies, 0.5).toFixed(1)} ms | ${quantile(l.latencies, 0.99).toFixed(1)} ms | ${Math.max(...l.latencies).toFixed(1)} ms |`,
     ),
   ];
-}
-
-/** The q-quantile of some numbers (nearest rank). */
-function quantile(values: number[], q: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
 }
 
 /** withScratchDatabases when PostgreSQL is there; otherwise a maker that refuses. */

@@ -98,10 +98,11 @@ export const PAGE_INDEXES_SQL = `
 
 /**
  * The SQL of one page, the same for both stores (PostgreSQL's placeholders; SQLite takes it
- * through sqlitePlaceholders). An index orders by id only below its equality columns, so the page
- * is the union of one branch per (status, complete) pair the filter allows, each read in id order
- * from orders_page or orders_page_by_pet and cut at `limit`, then merged: at most four branches
- * of at most `limit` rows, however many orders the store holds.
+ * through sqlitePlaceholders). An index orders by id only below its equality columns, so a
+ * filtered page is the union of one branch per (status, complete) pair the filter allows, each
+ * read in id order from orders_page or orders_page_by_pet and cut at `limit`, then merged: at most
+ * four branches of at most `limit` rows, however many orders the store holds. An unfiltered page
+ * reads the id order itself, skipping only cancelled orders.
  */
 export function pageQuery({ filter, after, limit }: PageRequest): { text: string; values: unknown[] } {
   const values: unknown[] = [];
@@ -109,6 +110,15 @@ export function pageQuery({ filter, after, limit }: PageRequest): { text: string
     values.push(value);
     return `$${values.length}`;
   };
+  const { status, petId, complete, shipFrom, shipTo } = filter;
+  if (status === undefined && petId === undefined && complete === undefined && shipFrom === undefined && shipTo === undefined) {
+    // No filter: the orders not cancelled, in id order, as v1's list reads them; one branch.
+    const keyset = placeholder(after ?? BEFORE_FIRST_ID);
+    return {
+      text: `SELECT ${ORDER_COLUMNS} FROM orders WHERE status <> 'cancelled' AND id > ${keyset} ORDER BY id LIMIT ${placeholder(limit)}`,
+      values,
+    };
+  }
   const statuses = filter.status === undefined ? (['pending', 'shipped'] as const) : [filter.status];
   const completes = filter.complete === undefined ? [false, true] : [filter.complete];
   const branches: string[] = [];
@@ -126,6 +136,9 @@ export function pageQuery({ filter, after, limit }: PageRequest): { text: string
   const union = branches.map((branch, i) => `SELECT * FROM (${branch}) AS b${i}`).join(' UNION ALL ');
   return { text: `${union} ORDER BY id LIMIT ${placeholder(limit)}`, values };
 }
+
+/** Below every id, for the first page of a keyset read. */
+export const BEFORE_FIRST_ID = -Number.MAX_SAFE_INTEGER - 1;
 
 /** The columns of an OrderRow, in its order. */
 export const ORDER_COLUMNS = 'id, pet_id, quantity, ship_date, CASE WHEN complete THEN 1 ELSE 0 END AS complete, status';

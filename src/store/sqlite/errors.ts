@@ -1,4 +1,3 @@
-import { types } from 'node:util';
 import { StoreUnavailableError } from '../../errors';
 
 /**
@@ -20,11 +19,12 @@ export function translate(err: unknown): unknown {
   if (code !== undefined && UNAVAILABLE.test(code)) {
     return new StoreUnavailableError(`${code}: ${(err as Error).message}`, { cause: err });
   }
-  // better-sqlite3 throws a TypeError once closed; checked by shape, since it may come from another realm.
-  if (types.isNativeError(err) && /database connection is not open/.test(err.message)) {
-    return new StoreUnavailableError('the database is closed', { cause: err });
-  }
   return err;
+}
+
+/** What an operation on a closed store raises: the store checks that it is open before it asks the driver. */
+export function storeClosed(): StoreUnavailableError {
+  return new StoreUnavailableError('the database is closed');
 }
 
 /** Runs a store operation, turning an unreachable store into StoreUnavailableError. */

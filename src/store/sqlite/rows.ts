@@ -2,5 +2,4 @@
 export const LIST_PAGE_SQL = `SELECT id, pet_id, quantity, ship_date, complete, status FROM orders
   WHERE status <> 'cancelled' AND id > @after ORDER BY id LIMIT @limit`;
 
-/** Below every id, for the first page. */
-export const BEFORE_FIRST_ID = -Number.MAX_SAFE_INTEGER - 1;
+export { BEFORE_FIRST_ID } from '../shared';

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import type { OrderSnapshot } from '../types';
-import { guard, translate } from './errors';
+import { guard, storeClosed, translate } from './errors';
 import { META_SQL, etagOf, rowToRecord, type OrderRow } from '../shared';
 import { BEFORE_FIRST_ID, LIST_PAGE_SQL } from './rows';
 
@@ -80,7 +80,7 @@ export class ReaderPool {
   }
 
   private acquire(): Reader {
-    if (this.closed) throw new TypeError('The database connection is not open');
+    if (this.closed) throw storeClosed();
     const reused = this.idle.pop();
     if (reused) return reused;
     const db = new Database(this.file, { readonly: true, fileMustExist: true, timeout: this.busyTimeoutMs });

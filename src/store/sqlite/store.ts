@@ -14,7 +14,7 @@ import {
   type Store,
 } from '../types';
 import { StoreUnavailableError } from '../../errors';
-import { guard, isSqliteError } from './errors';
+import { guard, isSqliteError, storeClosed } from './errors';
 import { importThroughStaging } from './import';
 import { migrate } from './migrations';
 import {
@@ -157,13 +157,22 @@ class SqliteStore implements Store {
   }
 
   /**
+   * Runs a store operation: on a store that is still open (else StoreUnavailableError, before the
+   * driver is asked), with an unreachable store turned into StoreUnavailableError.
+   */
+  private guard<T>(operation: () => T): T {
+    if (!this.db.open) throw storeClosed();
+    return guard(operation);
+  }
+
+  /**
    * Runs a write: only on the file that was opened, with an unreachable store turned into
    * StoreUnavailableError, and remembered until a later write succeeds, so that readiness
    * reports a store that cannot write.
    */
   private write<T>(operation: () => T): T {
     try {
-      const result = guard(() => {
+      const result = this.guard(() => {
         this.file.check();
         return operation();
       });
@@ -178,7 +187,7 @@ class SqliteStore implements Store {
   async snapshotOrders(prefetch = 1000): Promise<OrderSnapshot> {
     // Most lists fit in one page: read it, with its ETag, in one read transaction on this
     // connection, and take a reader connection only for a list longer than that.
-    const first = guard(() =>
+    const first = this.guard(() =>
       this.db.transaction(() => ({
         etag: etagOf(this.statements.meta.get()!),
         rows: this.statements.page.all({ after: BEFORE_FIRST_ID, limit: prefetch + 1 }),
@@ -189,7 +198,7 @@ class SqliteStore implements Store {
   }
 
   async pageOrders(request: PageRequest): Promise<OrderRecord[]> {
-    return guard(() => {
+    return this.guard(() => {
       const { text, values } = pageQuery(request);
       let statement = this.pages.get(text);
       if (statement === undefined) {
@@ -203,21 +212,21 @@ class SqliteStore implements Store {
   async cursorSecret(): Promise<Buffer> {
     return cursorSecretOf(async (sql, value) =>
       value === undefined
-        ? this.db.prepare<[], string | null>(sql).pluck().get()
+        ? this.guard(() => this.db.prepare<[], string | null>(sql).pluck().get())
         : void this.write(() => this.db.prepare(sqlitePlaceholders(sql)).run(value)),
     );
   }
 
   async listEtag(): Promise<string> {
-    return guard(() => etagOf(this.statements.meta.get()!));
+    return this.guard(() => etagOf(this.statements.meta.get()!));
   }
 
   async hasOrders(): Promise<boolean> {
-    return guard(() => this.statements.anyOrder.get() !== undefined);
+    return this.guard(() => this.statements.anyOrder.get() !== undefined);
   }
 
   async cancelOrder(id: number): Promise<CancelOutcome> {
-    return guard(() => {
+    return this.guard(() => {
       // An order that is not pending cannot become pending again, so reading its status outside a
       // transaction answers 404 and 409 without taking the write lock. Only a pending order goes on
       // to the conditional update, which settles any race with another cancel or a ship.
@@ -258,7 +267,7 @@ class SqliteStore implements Store {
   }
 
   async petExists(petId: number): Promise<boolean> {
-    return guard(() => this.statements.petExists.get(petId) !== undefined);
+    return this.guard(() => this.statements.petExists.get(petId) !== undefined);
   }
 
   async createKey(name: string, keyHash: string): Promise<void> {
@@ -275,7 +284,7 @@ class SqliteStore implements Store {
   }
 
   async listKeys(): Promise<KeyInfo[]> {
-    return guard(() => this.statements.listKeys.all());
+    return this.guard(() => this.statements.listKeys.all());
   }
 
   async revokeKey(name: string): Promise<boolean> {
@@ -283,11 +292,11 @@ class SqliteStore implements Store {
   }
 
   async findActiveKey(keyHash: string): Promise<string | null> {
-    return guard(() => this.statements.findKey.get(keyHash)?.name ?? null);
+    return this.guard(() => this.statements.findKey.get(keyHash)?.name ?? null);
   }
 
   async ping(): Promise<void> {
-    guard(() => {
+    this.guard(() => {
       this.file.check();
       this.file.checkRoom();
       this.statements.meta.get();
