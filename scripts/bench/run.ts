@@ -408,13 +408,13 @@ async function importRuns(): Promise<string[]> {
     '',
     `## Cancels answered while ${BIG.toLocaleString('en')} orders are imported into the server's store`,
     '',
-    'One client cancels pending orders one after another (5 ms apart) for the whole import; PETSTORE_BUSY_TIMEOUT_MS is 2000.',
+    'One client cancels pending orders one after another (5 ms apart) for the whole import; PETSTORE_BUSY_TIMEOUT_MS is 2000, and a cancel that waits longer gets a 503.',
     '',
-    '| store | import | cancels | median | p99 | worst |',
-    '|---|---:|---:|---:|---:|---:|',
+    '| store | import | cancels | 503s | median | p99 | worst |',
+    '|---|---:|---:|---:|---:|---:|---:|',
     ...latency.map(
       (l) =>
-        `| ${l.store} | ${l.importSeconds.toFixed(1)} s | ${l.latencies.length} | ${quantile(l.latencies, 0.5).toFixed(1)} ms | ${quantile(l.latencies, 0.99).toFixed(1)} ms | ${Math.max(...l.latencies).toFixed(1)} ms |`,
+        `| ${l.store} | ${l.importSeconds.toFixed(1)} s | ${l.latencies.length} | ${l.refused} | ${quantile(l.latencies, 0.5).toFixed(1)} ms | ${quantile(l.latencies, 0.99).toFixed(1)} ms | ${Math.max(...l.latencies).toFixed(1)} ms |`,
     ),
   ];
 }
@@ -444,6 +444,7 @@ async function cancelsDuringImport(file: string, store: 'sqlite' | 'postgres', d
   const server = await startServer(CLI, [...target, 'serve', '--port', String(port)], port, /listening/, { LOG_LEVEL: 'info', ...env });
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const latencies: number[] = [];
+  let refused = 0;
   try {
     const importing = timedImport([CLI, ...target, 'orders', 'import', file], env);
     let running = true;
@@ -461,14 +462,16 @@ async function cancelsDuringImport(file: string, store: 'sqlite' | 'postgres', d
           .end();
       });
       latencies.push(performance.now() - start);
-      if (status !== 204) throw new Error(`a cancel during the import answered ${status}`);
+      // A cancel the server could not answer in time is a 503: counted, not hidden.
+      if (status === 503) refused += 1;
+      else if (status !== 204) throw new Error(`a cancel during the import answered ${status}`);
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
     const { seconds } = await finishedImport;
     process.stderr.write(
       `${store}: ${latencies.length} cancels during a ${seconds.toFixed(1)} s import, worst ${Math.max(...latencies).toFixed(1)} ms\n`,
     );
-    return { store: store === 'postgres' ? 'PostgreSQL' : 'SQLite', importSeconds: seconds, latencies };
+    return { store: store === 'postgres' ? 'PostgreSQL' : 'SQLite', importSeconds: seconds, latencies, refused };
   } finally {
     agent.destroy();
     await server.stop();

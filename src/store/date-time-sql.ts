@@ -118,3 +118,9 @@ export function instantKeySql(column: string): string {
   const fraction = `(CASE WHEN substr(${s}, 20, 1) = '.' THEN rtrim(substr(${s}, 21, length(${s}) - 20 - ${zone}), '0') ELSE '' END)`;
   return `(CAST(${seconds} AS TEXT) || '.' || ${fraction})`;
 }
+
+/**
+ * A POSIX regular expression for the digits instantKeySql reads, where it reads them: what a value
+ * needs for every cast in the key to be of digits (the CHECK decides whether it is a date-time).
+ */
+export const DATE_TIME_DIGITS = '^[0-9]{4}-[0-9]{2}-[0-9]{2}.[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?([Zz]|[+-][0-9]{2}(:?[0-9]{2})?)$';

@@ -12,7 +12,8 @@ import {
   pageQuery,
   rowToRecord,
   shipOutcome,
-  snapshotOf,
+  movePendingSql,
+  prefetched,
   type OrderRow,
 } from '../shared';
 import {
@@ -126,9 +127,10 @@ class PostgresStore implements Store {
         cursor = open;
         // Most lists fit in the first read: then the connection goes back at once.
         const first = await open.read(prefetch + 1);
-        if (first.length <= prefetch) {
+        const whole = prefetched(etag, first, prefetch);
+        if (whole !== undefined) {
           await finish();
-          return snapshotOf(etag, first.map(rowToRecord));
+          return whole;
         }
         let pending: OrderRow[] = first;
         return {
@@ -195,15 +197,14 @@ class PostgresStore implements Store {
    * one `moved`. Otherwise says the order's status (null when there is no such order).
    */
   private async movePending(id: number, to: 'cancelled' | 'shipped'): Promise<{ moved: boolean; status: OrderStatus | null }> {
-    const stamp = to === 'cancelled' ? 'cancelled_at' : 'shipped_at';
     const { rows } = await this.query<{ moved: number; status: OrderStatus | null }>(
       `WITH moved AS (
-         UPDATE orders SET status = $3, ${stamp} = $2 WHERE id = $1 AND status = 'pending' RETURNING id
+         ${movePendingSql(to)} RETURNING id
        ), bumped AS (
          ${BUMP_REVISION_SQL} WHERE EXISTS (SELECT 1 FROM moved)
        )
-       SELECT (SELECT count(*) FROM moved)::int AS moved, (SELECT status FROM orders WHERE id = $1) AS status`,
-      [id, now(), to],
+       SELECT (SELECT count(*) FROM moved)::int AS moved, (SELECT status FROM orders WHERE id = $2) AS status`,
+      [now(), id],
     );
     return { moved: rows[0]!.moved === 1, status: rows[0]!.status };
   }

@@ -27,7 +27,8 @@ import {
   pageQuery,
   rowToRecord,
   shipOutcome,
-  snapshotOf,
+  movePendingSql,
+  prefetched,
   sqlitePlaceholders,
   type OrderRow,
 } from '../shared';
@@ -135,8 +136,8 @@ class SqliteStore implements Store {
       bump: db.prepare(BUMP_REVISION_SQL),
       anyOrder: db.prepare<[], { one: number }>('SELECT 1 AS one FROM orders LIMIT 1'),
       status: db.prepare<[number], { status: OrderStatus }>('SELECT status FROM orders WHERE id = ?'),
-      cancel: db.prepare(`UPDATE orders SET status = 'cancelled', cancelled_at = ? WHERE id = ? AND status = 'pending'`),
-      ship: db.prepare(`UPDATE orders SET status = 'shipped', shipped_at = ? WHERE id = ? AND status = 'pending'`),
+      cancel: db.prepare(sqlitePlaceholders(movePendingSql('cancelled'))),
+      ship: db.prepare(sqlitePlaceholders(movePendingSql('shipped'))),
       petExists: db.prepare<[number], { one: number }>(`SELECT 1 AS one FROM orders WHERE pet_id = ? AND status <> 'cancelled' LIMIT 1`),
       createKey: db.prepare(sqlitePlaceholders(KEY_SQL.create)),
       listKeys: db.prepare<[], KeyInfo>(KEY_SQL.list),
@@ -193,8 +194,7 @@ class SqliteStore implements Store {
         rows: this.statements.page.all({ after: BEFORE_FIRST_ID, limit: prefetch + 1 }),
       }))(),
     );
-    if (first.rows.length <= prefetch) return snapshotOf(first.etag, first.rows.map(rowToRecord));
-    return this.readers.open();
+    return prefetched(first.etag, first.rows, prefetch) ?? this.readers.open();
   }
 
   async pageOrders(request: PageRequest): Promise<OrderRecord[]> {
