@@ -57,6 +57,11 @@ export class StoreUnavailableError extends Error {
   override name = 'StoreUnavailableError';
 }
 
+/** Another connection holds the lock this operation needs: unavailable now, and worth waiting for. */
+export class StoreBusyError extends StoreUnavailableError {
+  override name = 'StoreBusyError';
+}
+
 /**
  * Maps anything thrown to the ApiError a client may see. Only ApiErrors keep their message;
  * everything else becomes a generic 500 (or 503 for an unreachable store) and must be logged by the caller.

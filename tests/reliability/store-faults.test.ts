@@ -60,6 +60,31 @@ describe('a database locked by another writer', () => {
     expect((await env.call('DELETE', '/v1/store/orders/1')).status).toBe(204);
     expect(rowsOf(env.file).find((row) => row.id === 1)!.status).toBe('cancelled');
   });
+
+  test('a write waiting for the lock does not hold the server: other requests are answered, and the write goes through once the lock is released in time', async () => {
+    const other = new Database(env.file);
+    other.exec('BEGIN IMMEDIATE');
+    let cancelSettled = false;
+    const cancel = env.call('DELETE', '/v1/store/orders/3').finally(() => (cancelSettled = true));
+    // Let the cancel reach the server and start waiting (a server that waits synchronously would
+    // not even run this timer until its wait was over).
+    await new Promise((resolve) => setTimeout(resolve, 40));
+
+    const health = await env.call('GET', '/healthz');
+    const list = await env.call('GET', '/v1/store/orders');
+    expect(health.status).toBe(200);
+    expect(list.status).toBe(200);
+    expect(cancelSettled).toBe(false);
+    expect(health.ms + list.ms).toBeLessThan(BUSY_MS / 2);
+
+    other.exec('COMMIT');
+    other.close();
+    const cancelled = await cancel;
+    expect(cancelled.status).toBe(204);
+    expect(cancelled.ms).toBeLessThan(BUSY_MS + 200);
+    expect(rowsOf(env.file).find((row) => row.id === 3)!.status).toBe('cancelled');
+    expect((await env.call('GET', '/readyz')).status).toBe(200);
+  });
 });
 
 describe('a database file that is removed or replaced while the service runs', () => {

@@ -1,4 +1,4 @@
-import { StoreUnavailableError } from '../../errors';
+import { StoreBusyError, StoreUnavailableError } from '../../errors';
 
 /**
  * The SQLite result code of an error, recognised by shape: the native addon keeps the error
@@ -16,6 +16,7 @@ const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|CANTOPEN|IOERR|FULL|READONLY|NOTADB|CO
 /** Turns an error meaning "the store is unreachable" into StoreUnavailableError; returns others as they are. */
 export function translate(err: unknown): unknown {
   const code = sqliteCode(err);
+  if (code === 'SQLITE_BUSY') return new StoreBusyError(`${code}: ${(err as Error).message}`, { cause: err });
   if (code !== undefined && UNAVAILABLE.test(code)) {
     return new StoreUnavailableError(`${code}: ${(err as Error).message}`, { cause: err });
   }

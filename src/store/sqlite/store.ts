@@ -13,7 +13,7 @@ import {
   type ShipOutcome,
   type Store,
 } from '../types';
-import { StoreUnavailableError } from '../../errors';
+import { StoreBusyError, StoreUnavailableError } from '../../errors';
 import { guard, isSqliteError, storeClosed } from './errors';
 import { importThroughStaging } from './import';
 import { migrate } from './migrations';
@@ -74,6 +74,9 @@ export function openSqliteStore(file: string, options: SqliteStoreOptions = {}):
 
 const now = (): string => new Date().toISOString();
 
+/** The longest pause (ms) between two attempts at the write lock while another connection holds it. */
+const MAX_LOCK_PAUSE_MS = 16;
+
 /** Below this much free space on the database's filesystem, the store reports itself not ready. */
 const MIN_FREE_BYTES = 256 * 1024;
 
@@ -122,6 +125,8 @@ class SqliteStore implements Store {
   private readonly pages = new Map<string, Database.Statement<unknown[], OrderRow>>();
   /** The last write that failed because the store was unavailable, until a write succeeds again. */
   private writeFailure: unknown = null;
+  /** How long a write waits for another connection's lock (the connection's busy timeout). */
+  private readonly busyTimeoutMs: number;
 
   constructor(
     private readonly db: Database.Database,
@@ -130,6 +135,7 @@ class SqliteStore implements Store {
     /** Opens a connection of the import's own: its staging transaction spans awaits. */
     private readonly openImporter: () => Database.Database,
   ) {
+    this.busyTimeoutMs = db.pragma('busy_timeout', { simple: true }) as number;
     this.statements = {
       meta: db.prepare<[], { store_id: string; revision: number }>(META_SQL),
       page: db.prepare<[{ after: number; limit: number }], OrderRow>(LIST_PAGE_SQL).raw(true),
@@ -154,7 +160,7 @@ class SqliteStore implements Store {
       if (outcomes.includes('cancelled')) this.statements.bump.run();
       return outcomes;
     });
-    this.cancels = new GroupCommit((ids) => this.write(() => cancelAll.immediate(ids)));
+    this.cancels = new GroupCommit((ids, since) => this.writeWhenFree(() => cancelAll.immediate(ids), since));
   }
 
   /**
@@ -171,7 +177,7 @@ class SqliteStore implements Store {
    * StoreUnavailableError, and remembered until a later write succeeds, so that readiness
    * reports a store that cannot write.
    */
-  private write<T>(operation: () => T): T {
+  private write<T>(operation: () => T, { retried = false } = {}): T {
     try {
       const result = this.guard(() => {
         this.file.check();
@@ -180,8 +186,40 @@ class SqliteStore implements Store {
       this.writeFailure = null;
       return result;
     } catch (err) {
-      if (err instanceof StoreUnavailableError) this.writeFailure = err;
+      // A lock that will be asked for again is not a failure yet.
+      if (err instanceof StoreUnavailableError && !(retried && err instanceof StoreBusyError)) this.writeFailure = err;
       throw err;
+    }
+  }
+
+  /**
+   * Runs a write that takes the write lock, for up to the busy timeout (counted from `since`)
+   * while another connection (an import, another instance) holds it. better-sqlite3 waits for a
+   * lock by sleeping in the calling thread, which would hold every other request of this server
+   * with it; so the lock is asked for without waiting, and asked again after a pause that lets
+   * the event loop run, until it is free or the time is up (then StoreBusyError, a 503).
+   */
+  private async writeWhenFree<T>(operation: () => T, since = performance.now()): Promise<T> {
+    const deadline = since + this.busyTimeoutMs;
+    for (let pause = 1; ; pause = Math.min(pause * 2, MAX_LOCK_PAUSE_MS)) {
+      const left = deadline - performance.now();
+      try {
+        return this.write(() => this.withoutBusyWait(operation), { retried: left > 0 });
+      } catch (err) {
+        if (!(err instanceof StoreBusyError) || left <= 0) throw err;
+      }
+      await new Promise((resolve) => setTimeout(resolve, Math.min(pause, left)));
+    }
+  }
+
+  /** Runs an operation that fails at once, instead of waiting, when another connection holds a lock it needs. */
+  private withoutBusyWait<T>(operation: () => T): T {
+    // A pragma takes effect when it is prepared, so it cannot be prepared once and run again.
+    this.db.pragma('busy_timeout = 0');
+    try {
+      return operation();
+    } finally {
+      this.db.pragma(`busy_timeout = ${this.busyTimeoutMs}`);
     }
   }
 
@@ -237,7 +275,7 @@ class SqliteStore implements Store {
   }
 
   async shipOrder(id: number): Promise<ShipOutcome> {
-    return this.write(() =>
+    return this.writeWhenFree(() =>
       this.db
         .transaction((): ShipOutcome => {
           if (this.statements.ship.run(now(), id).changes === 1) {
@@ -304,13 +342,7 @@ class SqliteStore implements Store {
     // After a failed write, ready again only once a write succeeds: a no-op update, which needs
     // the write lock and room for a log frame, and does not wait for another writer's lock.
     if (this.writeFailure !== null) {
-      const timeout = this.db.pragma('busy_timeout', { simple: true }) as number;
-      this.db.pragma('busy_timeout = 0');
-      try {
-        this.write(() => this.db.transaction(() => this.statements.touch.run()).immediate());
-      } finally {
-        this.db.pragma(`busy_timeout = ${timeout}`);
-      }
+      this.write(() => this.withoutBusyWait(() => this.db.transaction(() => this.statements.touch.run()).immediate()));
     }
   }
 
