@@ -1,8 +1,9 @@
 import type Ajv from 'ajv';
 import type { ErrorObject, FormatDefinition } from 'ajv';
+import type { AnyValidateFunction } from 'ajv/dist/types';
 import addFormats from 'ajv-formats';
 import { fullFormats } from 'ajv-formats/dist/formats';
-import { OpenAPIValidator, OpenAPIRouter, ValidationContext, type AjvCustomizer } from 'openapi-backend';
+import { OpenAPIValidator, OpenAPIRouter, SetMatchType, ValidationContext, type AjvCustomizer, type OpenAPIBackend } from 'openapi-backend';
 import type { OpenAPIV3 } from 'openapi-types';
 import { isDateTime } from './date-time';
 import { cloneDocument } from './document';
@@ -13,12 +14,98 @@ import { cloneDocument } from './document';
  * `date-time` is checked by isDateTime: ajv-formats' rules, proven equal, at a fraction of the cost,
  * because every order of a streamed list is checked.
  */
-export const customizeAjv: AjvCustomizer = (ajv) => {
+export const customizeAjv: AjvCustomizer = (ajv, options, context) => {
   addFormats(ajv, { mode: 'full' });
   const reference = fullFormats['date-time'] as FormatDefinition<string>;
   ajv.addFormat('date-time', { ...reference, validate: isDateTime });
-  return ajv;
+  return compilingOnce(ajv, `${context} ${JSON.stringify(options)}`);
 };
+
+/**
+ * Validators made so far, by what decides them: the Ajv's setup and the schema's text.
+ * openapi-backend makes a new Ajv for every operation and context and compiles each response's
+ * schema anew (the Error schema once per status, the same headers four times over), and the
+ * next version's dispatcher does it all again: 186 compilations of 31 different validators, with
+ * v1 and v2, most of the time a server took to start.
+ */
+const made = new Map<string, LazyValidator>();
+
+/** A validator compiled on its first call, or when compileNow asks for it. */
+type LazyValidator = AnyValidateFunction & { [COMPILE]: () => AnyValidateFunction };
+const COMPILE = Symbol('compile');
+
+/**
+ * Makes `ajv.compile` answer a schema it has been given before, on any Ajv set up the same way
+ * (the same `setup`: openapi-backend's options and context; the formats are customizeAjv's own),
+ * with the validator made then. A validator depends only on those and on the schema: the schemas
+ * openapi-backend compiles are dereferenced and self-contained (a cycle is a `$ref` into the
+ * schema itself), and no schema is ever added to these Ajvs.
+ *
+ * The validator is compiled when it is first called: openapi-backend also compiles validators
+ * this server never calls (each operation's responses as one `oneOf`, and three of the four
+ * header checks). The ones it does call are compiled before it serves (compileNow, from
+ * compileUsedValidators), so a schema Ajv cannot compile still stops the server from starting.
+ */
+function compilingOnce(ajv: Ajv, setup: string): Ajv {
+  const compile = ajv.compile.bind(ajv) as (schema: unknown, meta?: boolean) => AnyValidateFunction;
+  ajv.compile = ((schema: unknown, meta?: boolean) => {
+    const key = `${setup} ${meta === true} ${JSON.stringify(schema)}`;
+    let validate = made.get(key);
+    if (validate === undefined) {
+      validate = lazily(() => compile(schema, meta));
+      made.set(key, validate);
+    }
+    return validate;
+  }) as Ajv['compile'];
+  return ajv;
+}
+
+/** How many validators have been compiled in this process. */
+let compilations = 0;
+
+/** How many validators customizeAjv's Ajvs have compiled so far in this process. */
+export function validatorsCompiled(): number {
+  return compilations;
+}
+
+function lazily(make: () => AnyValidateFunction): LazyValidator {
+  let compiled: AnyValidateFunction | undefined;
+  const compile = () => {
+    compilations += 1;
+    return make();
+  };
+  const validate = function (this: unknown, ...args: unknown[]) {
+    compiled ??= compile();
+    const valid = (compiled as (...a: unknown[]) => unknown).apply(this, args);
+    validate.errors = compiled.errors;
+    return valid;
+  } as unknown as LazyValidator;
+  validate[COMPILE] = () => (compiled ??= compile());
+  return validate;
+}
+
+/** Compiles validators made by customizeAjv's Ajvs now, rather than on their first call. */
+export function compileNow(...validators: unknown[]): void {
+  for (const validate of validators) {
+    if (typeof validate === 'function' && COMPILE in validate) (validate as LazyValidator)[COMPILE]();
+  }
+}
+
+/**
+ * Compiles every validator openapi-backend calls for the server (an operation's request
+ * validators, its response validators by status, and its "any" header checks), so that they are
+ * ready, and known to compile, before the first request.
+ */
+export function compileUsedValidators(api: OpenAPIBackend): void {
+  for (const { operationId } of api.getOperations()) {
+    if (operationId === undefined) continue;
+    compileNow(...api.validator.getRequestValidatorsForOperation(operationId));
+    compileNow(...Object.values(api.validator.getStatusBasedResponseValidatorForOperation(operationId) ?? {}));
+    compileNow(
+      ...Object.values(api.validator.getResponseHeadersValidatorForOperation(operationId) ?? {}).map((checks) => checks[SetMatchType.Any]),
+    );
+  }
+}
 
 /**
  * An Ajv set up exactly as the server's validator sets up its own, for schemas that are

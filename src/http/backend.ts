@@ -7,7 +7,7 @@ import { cloneDocument } from '../contract/document';
 import { usePrecompiledDocumentCheck } from '../contract/document-check';
 import type { ApiVersion } from '../contract/types';
 import { responseProblem } from '../contract/conformance';
-import { createContractAjv, customizeAjv, describeAjvError } from '../contract/validation';
+import { compileNow, compileUsedValidators, createContractAjv, customizeAjv, describeAjvError } from '../contract/validation';
 import { ApiError } from '../errors';
 import { hashKey, parseBearer } from '../keys';
 import type { Logger } from '../logger';
@@ -212,6 +212,8 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
   });
 
   await api.init();
+  compileUsedValidators(api);
+  compileNow(validateError);
   const router = useCompiledRouter(api, apiRoot);
   const { handlers, mocked } = bindHandlers(api.getOperations(), options.definitions, options.overrides ?? {}, {
     store,
