@@ -13,43 +13,49 @@ import { cloneDocument } from './document';
  * (int32 and int64 ranges among them); `date-time` then really is checked, time zone required.
  * `date-time` is checked by isDateTime: ajv-formats' rules, proven equal, at a fraction of the cost,
  * because every order of a streamed list is checked.
+ *
+ * openapi-backend asks for a new Ajv for every operation and context; it gets the one Ajv of the
+ * process set up the same way (the same options and context), which compiles each schema once
+ * (see compilingOnce). A new Ajv would compile the JSON Schema meta-schema again before its first
+ * schema (13 ms each time), and each would compile the same schemas again: v1 and v2 made 186
+ * compilations of 31 different validators, most of the time a server took to start.
  */
 export const customizeAjv: AjvCustomizer = (ajv, options, context) => {
-  addFormats(ajv, { mode: 'full' });
-  const reference = fullFormats['date-time'] as FormatDefinition<string>;
-  ajv.addFormat('date-time', { ...reference, validate: isDateTime });
-  return compilingOnce(ajv, `${context} ${JSON.stringify(options)}`);
+  const setup = `${context} ${JSON.stringify(options)}`;
+  let shared = ajvs.get(setup);
+  if (shared === undefined) {
+    addFormats(ajv, { mode: 'full' });
+    const reference = fullFormats['date-time'] as FormatDefinition<string>;
+    ajv.addFormat('date-time', { ...reference, validate: isDateTime });
+    shared = compilingOnce(ajv);
+    ajvs.set(setup, shared);
+  }
+  return shared;
 };
 
-/**
- * Validators made so far, by what decides them: the Ajv's setup and the schema's text.
- * openapi-backend makes a new Ajv for every operation and context and compiles each response's
- * schema anew (the Error schema once per status, the same headers four times over), and the
- * next version's dispatcher does it all again: 186 compilations of 31 different validators, with
- * v1 and v2, most of the time a server took to start.
- */
-const made = new Map<string, LazyValidator>();
+/** The Ajv of each setup openapi-backend asks for, by its context and options. */
+const ajvs = new Map<string, Ajv>();
 
 /** A validator compiled on its first call, or when compileNow asks for it. */
 type LazyValidator = AnyValidateFunction & { [COMPILE]: () => AnyValidateFunction };
 const COMPILE = Symbol('compile');
 
 /**
- * Makes `ajv.compile` answer a schema it has been given before, on any Ajv set up the same way
- * (the same `setup`: openapi-backend's options and context; the formats are customizeAjv's own),
- * with the validator made then. A validator depends only on those and on the schema: the schemas
- * openapi-backend compiles are dereferenced and self-contained (a cycle is a `$ref` into the
- * schema itself), and no schema is ever added to these Ajvs.
+ * Makes `ajv.compile` answer a schema it has been given before, by the schema's text, with the
+ * validator made then. The schemas openapi-backend compiles are dereferenced copies, a new object
+ * each time, and self-contained (a cycle is a `$ref` into the schema itself): the same text is the
+ * same validator.
  *
  * The validator is compiled when it is first called: openapi-backend also compiles validators
  * this server never calls (each operation's responses as one `oneOf`, and three of the four
  * header checks). The ones it does call are compiled before it serves (compileNow, from
- * compileUsedValidators), so a schema Ajv cannot compile still stops the server from starting.
+ * compileUsedValidators), so that no request waits for one.
  */
-function compilingOnce(ajv: Ajv, setup: string): Ajv {
+function compilingOnce(ajv: Ajv): Ajv {
+  const made = new Map<string, LazyValidator>();
   const compile = ajv.compile.bind(ajv) as (schema: unknown, meta?: boolean) => AnyValidateFunction;
   ajv.compile = ((schema: unknown, meta?: boolean) => {
-    const key = `${setup} ${meta === true} ${JSON.stringify(schema)}`;
+    const key = `${meta === true} ${JSON.stringify(schema)}`;
     let validate = made.get(key);
     if (validate === undefined) {
       validate = lazily(() => compile(schema, meta));
