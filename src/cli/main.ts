@@ -1,6 +1,5 @@
 #!/usr/bin/env node
 import type { Writable } from 'node:stream';
-import { importProgressBar } from './progress';
 import { runCli } from './program';
 
 // A reader that went away (EPIPE) must never crash a command or the server: a failed write is
@@ -24,7 +23,9 @@ void runCli(process.argv.slice(2), {
   stderr: writer(process.stderr),
   stdin: () => process.stdin,
   env: process.env,
-  progress: process.stderr.isTTY ? importProgressBar : undefined,
+  // Loaded only for an import on a terminal, like every module a command alone needs: `serve`
+  // starts sooner for not loading them.
+  progress: process.stderr.isTTY ? async (input) => (await import('./progress')).importProgressBar(input) : undefined,
 }).then((code) => {
   // `serve` keeps the process alive through its listening socket; every other command ends here.
   process.exitCode = code;

@@ -2,17 +2,12 @@ import fs from 'node:fs';
 import type { Readable } from 'node:stream';
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigError, loadConfig, type Config } from '../config';
-import { checkDeployment, formatReport } from '../contract/check-deployment';
-import { compareDocuments } from '../contract/compat/compare';
-import { checkProject, formatFindings } from '../contract/compat/project';
 import { loadDocument, specPath } from '../contract/document';
 import { parse as parseYaml } from 'yaml';
 import type { OpenAPIV3 } from 'openapi-types';
-import { seedDemo } from '../demo';
 import { idProblem, parseId } from '../ids';
 import { generateKey, hashKey, keyNameProblem } from '../keys';
 import { createLogger } from '../logger';
-import { ImportError, compileImportValidator, importOrders } from '../orders';
 import { closeOnSignals, exitOnFatalErrors, startServer } from '../server';
 import { DuplicateKeyNameError, openStore, storeLocation, type Store } from '../store';
 
@@ -26,7 +21,9 @@ export interface CliIO {
   stdin: () => Readable;
   env: NodeJS.ProcessEnv;
   /** A progress display for a long import, when there is a terminal to show it on. */
-  progress?: (input: ImportInput) => { update: (records: number) => void; stop: () => void };
+  progress?: (
+    input: ImportInput,
+  ) => { update: (records: number) => void; stop: () => void } | Promise<{ update: (records: number) => void; stop: () => void }>;
 }
 
 /** A failure the operator caused; printed as one line, exit status 1. */
@@ -60,7 +57,7 @@ function buildProgram(io: CliIO): Command {
       const logger = createLogger(cfg.logLevel);
       exitOnFatalErrors(logger);
       const store = await openStore(cfg, logger);
-      const demoKey = options.demo && !cfg.production ? await seedDemo(store) : null;
+      const demoKey = options.demo && !cfg.production ? await (await import('../demo')).seedDemo(store) : null;
       const server = await startServer({
         store,
         logger,
@@ -128,9 +125,10 @@ function buildProgram(io: CliIO): Command {
     .description('import a JSON array of orders, all or nothing, in bounded memory')
     .argument('<file>', 'the file to read, or - for stdin')
     .action(async (file: string) => {
+      const { ImportError, compileImportValidator, importOrders } = await import('../orders');
       const input = file === '-' ? { stream: io.stdin(), totalBytes: undefined } : await openFile(file);
       const validate = compileImportValidator(loadDocument());
-      const progress = io.progress?.(input);
+      const progress = await io.progress?.(input);
       let count: number;
       try {
         count = await withStore(config(), (store) => importOrders(store, validate, input.stream, progress?.update));
@@ -203,6 +201,7 @@ function buildProgram(io: CliIO): Command {
         if (options.allowWrites && Object.keys(writes).length === 0) {
           throw new CliError('--allow-writes needs --cancel-order ID and/or --shipped-order ID to know which orders it may use');
         }
+        const { checkDeployment, formatReport } = await import('../contract/check-deployment');
         const results = await checkDeployment({
           baseUrl: options.baseUrl,
           apiKey: options.apiKey,
@@ -229,6 +228,7 @@ function buildProgram(io: CliIO): Command {
     .option('--head <file|url>', 'the document to check, e.g. https://orders.example.com/v1/openapi.json')
     .option('--json', 'print the findings as JSON')
     .action(async (options: { base?: string; head?: string; json?: boolean }) => {
+      const { checkProject, formatFindings } = await import('../contract/compat/project');
       const now = new Date();
       if (options.base === undefined && options.head === undefined) {
         const checks = checkProject(now);
@@ -253,6 +253,7 @@ function buildProgram(io: CliIO): Command {
       if (options.base === undefined || options.head === undefined)
         throw new CliError('--base and --head go together: give both, or neither to check this project');
       const [base, head] = await Promise.all([readDocumentFrom('--base', options.base), readDocumentFrom('--head', options.head)]);
+      const { compareDocuments } = await import('../contract/compat/compare');
       const findings = compareDocuments(base, head, now);
       const breaking = findings.filter((finding) => finding.class === 'breaking').length;
       if (options.json) await io.stdout(`${JSON.stringify({ breaking: breaking > 0, findings }, null, 2)}\n`);

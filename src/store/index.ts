@@ -5,6 +5,5 @@ export { MigrationRefusedError } from './migration';
 export { openSqliteStore } from './sqlite/store';
 export { rowToRecord } from './shared';
 export type { SqliteStoreOptions } from './sqlite/store';
-export { openStore, storeLocation } from './open';
-export { openPostgresStore } from './postgres/store';
+export { openPostgresStore, openStore, storeLocation } from './open';
 export type { PostgresStoreOptions } from './postgres/store';
