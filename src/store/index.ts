@@ -1,7 +1,7 @@
 export type { OrderSnapshot } from './types';
 export type { Store, ImportRecord, KeyInfo, CancelOutcome, ShipOutcome, OrderRecord, OrderStatus, OrderFilter, PageRequest } from './types';
-export { DuplicateKeyNameError, ImportConflictError } from './types';
-export { MigrationRefusedError } from './migration';
+export { DuplicateKeyNameError, ImportConflictError, StoreInvariantError } from './types';
+export { MigrationRefusedError, SchemaTooNewError } from './migration';
 export { openSqliteStore } from './sqlite/store';
 export { rowToRecord } from './shared';
 export type { SqliteStoreOptions } from './sqlite/store';

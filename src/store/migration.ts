@@ -19,6 +19,11 @@ export interface MigrationPrecondition {
 export const REFUSAL_IDS = 10;
 
 /** A migration refused to apply because existing rows break its rule; nothing was changed. */
+/** The database was migrated by a newer release than this one: this release must not touch it. */
+export class SchemaTooNewError extends Error {
+  override name = 'SchemaTooNewError';
+}
+
 export class MigrationRefusedError extends Error {
   override name = 'MigrationRefusedError';
   constructor(
@@ -68,7 +73,7 @@ export function* migrationSteps(migrations: readonly Migration[], createTableSql
   const current = ((yield { value: 'SELECT max(version) FROM schema_migrations' }) as number | null) ?? 0;
   const latest = migrations.at(-1)?.version ?? 0;
   if (current > latest) {
-    throw new Error(`database schema version ${current} is newer than this release knows (${latest})`);
+    throw new SchemaTooNewError(`database schema version ${current} is newer than this release knows (${latest})`);
   }
   for (const migration of migrations) {
     if (migration.version <= current) continue;

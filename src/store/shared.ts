@@ -1,5 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import type { CancelOutcome, OrderRecord, OrderSnapshot, OrderStatus, PageRequest, ShipOutcome } from './types';
+import {
+  StoreInvariantError,
+  type CancelOutcome,
+  type OrderRecord,
+  type OrderSnapshot,
+  type OrderStatus,
+  type PageRequest,
+  type ShipOutcome,
+} from './types';
 
 /** What the stores' shipDate constraint requires, in the words of a migration's refusal. */
 export const SHIP_DATE_RULE = 'shipDate must be an RFC 3339 date-time with a time zone, on a real calendar day';
@@ -97,7 +105,7 @@ export const KEY_SQL = {
 export function sqlitePlaceholders(sql: string): string {
   let expected = 1;
   return sql.replace(/\$(\d+)/g, (_match, n: string) => {
-    if (Number(n) !== expected) throw new Error(`placeholders must be $1, $2, … once each, in order: ${sql}`);
+    if (Number(n) !== expected) throw new StoreInvariantError(`placeholders must be $1, $2, … once each, in order: ${sql}`);
     expected += 1;
     return '?';
   });
@@ -177,6 +185,6 @@ export async function cursorSecretOf(query: (sql: string, value?: string) => Pro
     await query('UPDATE store_meta SET cursor_secret = $1 WHERE cursor_secret IS NULL', randomBytes(32).toString('hex'));
     secret = await query(read);
   }
-  if (secret == null) throw new Error('the store has no cursor secret');
+  if (secret == null) throw new StoreInvariantError('the store has no cursor secret');
   return Buffer.from(secret, 'hex');
 }

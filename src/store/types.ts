@@ -114,6 +114,11 @@ export interface Store {
   close(): Promise<void>;
 }
 
+/** The store found itself in a state its code rules out: a bug, never the client's fault or the database's absence. */
+export class StoreInvariantError extends Error {
+  override name = 'StoreInvariantError';
+}
+
 /** A key name that is already used. */
 export class DuplicateKeyNameError extends Error {
   override name = 'DuplicateKeyNameError';

@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { StoreUnavailableError } from '../../errors';
 
 /**
@@ -8,30 +9,37 @@ import { StoreUnavailableError } from '../../errors';
  */
 const UNAVAILABLE_STATE = /^(08|53|57P0[1-5]$|57014$|55P03$|40001$|40P01$)/;
 
-/** Errors raised by the driver or the socket when the server is unreachable or went away. */
-const UNAVAILABLE_MESSAGE =
-  /Connection terminated|timeout exceeded when trying to connect|not queryable|Connection refused|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|Cannot use a pool after calling end/i;
+/** Node's codes for a network connection that failed, was refused or went away. */
+const NETWORK_CODE = /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN)$/;
 
 /** The SQLSTATE of a PostgreSQL error, or undefined. */
 export function sqlState(err: unknown): string | undefined {
-  const { code } = (err ?? {}) as { code?: unknown };
-  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+  return err instanceof pg.DatabaseError && typeof err.code === 'string' ? err.code : undefined;
 }
 
-/** Turns an error meaning "the database is unreachable" into StoreUnavailableError; returns others as they are. */
+/**
+ * Turns an error meaning "the database cannot serve" into StoreUnavailableError; returns others
+ * as they are. Told apart by type, never by message:
+ * - the server's own errors are DatabaseErrors, with a SQLSTATE (UNAVAILABLE_STATE);
+ * - a failed socket is a Node error with a network code;
+ * - node-postgres and its pool raise a plain `Error`, with no code, when a connection fails or
+ *   ends (terminated, not queryable, a connect timeout, a pool that has ended). This store's own
+ *   errors each have a class of their own, and a mistake in code is a TypeError or the like, so a
+ *   plain Error here is the driver's.
+ */
 export function translatePg(err: unknown): unknown {
-  if (err instanceof StoreUnavailableError) return err;
-  const state = sqlState(err);
-  const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
-  if (
-    (state !== undefined && UNAVAILABLE_STATE.test(state)) ||
-    (typeof code === 'string' && UNAVAILABLE_MESSAGE.test(code)) ||
-    (typeof message === 'string' && UNAVAILABLE_MESSAGE.test(message))
-  ) {
-    const label = state ?? (typeof code === 'string' ? code : 'connection');
-    return new StoreUnavailableError(`${label}: ${typeof message === 'string' ? message : 'unreachable'}`, { cause: err });
+  // By shape rather than `instanceof Error`: Node's own errors come from its realm, which is not
+  // always the one this module runs in (a test sandbox).
+  if (err instanceof StoreUnavailableError || typeof (err as Error | null)?.message !== 'string') return err;
+  let reason: string | undefined;
+  if (err instanceof pg.DatabaseError) {
+    if (UNAVAILABLE_STATE.test(err.code ?? '')) reason = err.code;
+  } else {
+    const { code } = err as NodeJS.ErrnoException;
+    if (typeof code === 'string' && NETWORK_CODE.test(code)) reason = code;
+    else if (code === undefined && (err as Error).constructor?.name === 'Error') reason = 'connection';
   }
-  return err;
+  return reason === undefined ? err : new StoreUnavailableError(`${reason}: ${(err as Error).message}`, { cause: err });
 }
 
 /** Runs a database operation, turning an unreachable database into StoreUnavailableError. */

@@ -68,7 +68,9 @@ async function stage(client: PoolClient, records: Iterable<ImportRecord> | Async
     chunk = '';
     if (full) await Promise.race([once(copy, 'drain'), copied]);
   };
-  let unreadable: Error | undefined;
+  // What reading the records threw (the file, its JSON, a record the contract refuses): thrown as
+  // it is once the COPY has ended.
+  let unreadable: { error: unknown } | undefined;
   try {
     for await (const record of records) {
       chunk += `${staged}\t${record.id ?? '\\N'}\t${record.petId}\t${record.quantity}\t${copyText(record.shipDate)}\t${record.complete ? 't' : 'f'}\t${copyText(record.status ?? 'pending')}\n`;
@@ -76,13 +78,13 @@ async function stage(client: PoolClient, records: Iterable<ImportRecord> | Async
       if (chunk.length >= COPY_CHUNK) await flush();
     }
   } catch (err) {
-    unreadable = err instanceof Error ? err : new Error(String(err));
+    unreadable = { error: err };
   }
   if (chunk !== '') await flush();
   copy.end();
   await copied;
   await checkRepeats(client);
-  if (unreadable !== undefined) throw unreadable;
+  if (unreadable !== undefined) throw unreadable.error;
   return staged;
 }
 
