@@ -18,12 +18,12 @@ export interface MigrationPrecondition {
 /** How many offending ids a refusal names. */
 export const REFUSAL_IDS = 10;
 
-/** A migration refused to apply because existing rows break its rule; nothing was changed. */
 /** The database was migrated by a newer release than this one: this release must not touch it. */
 export class SchemaTooNewError extends Error {
   override name = 'SchemaTooNewError';
 }
 
+/** A migration refused to apply because existing rows break its rule; nothing was changed. */
 export class MigrationRefusedError extends Error {
   override name = 'MigrationRefusedError';
   constructor(
@@ -90,18 +90,18 @@ export function* migrationSteps(migrations: readonly Migration[], createTableSql
   }
 }
 
-/** Runs steps with a synchronous dialect. */
-export function driveSync<T>(steps: Generator<MigrationStep, T, MigrationAnswer>, take: (step: MigrationStep) => MigrationAnswer): T {
+/**
+ * Runs steps with a synchronous dialect: each step the algorithm yields is taken by the dialect,
+ * and its answer handed back (the migration runner's steps, the import's publish).
+ */
+export function driveSync<S, A, T>(steps: Generator<S, T, A>, take: (step: S) => A): T {
   let next = steps.next();
   while (!next.done) next = steps.next(take(next.value));
   return next.value;
 }
 
 /** Runs steps with an asynchronous dialect. */
-export async function driveAsync<T>(
-  steps: Generator<MigrationStep, T, MigrationAnswer>,
-  take: (step: MigrationStep) => Promise<MigrationAnswer>,
-): Promise<T> {
+export async function driveAsync<S, A, T>(steps: Generator<S, T, A>, take: (step: S) => Promise<A>): Promise<T> {
   let next = steps.next();
   while (!next.done) next = steps.next(await take(next.value));
   return next.value;

@@ -2,7 +2,8 @@ import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import type { PoolClient } from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import { BUMP_REVISION_SQL } from '../shared';
+import { driveAsync } from '../migration';
+import { publishSteps, type PublishRow, type PublishSql } from '../publish';
 import { ImportConflictError, type ImportRecord } from '../types';
 
 const IMPORT_LOCK = 0x70657473696d7074n; // "petsimpt": one import publishes at a time
@@ -107,35 +108,38 @@ async function checkRepeats(client: PoolClient): Promise<void> {
   if (repeat) throw new ImportConflictError(repeat.idx, { kind: 'repeated_id', id: repeat.id, first: repeat.first });
 }
 
+/** The publish's statements (publishSteps, in ../publish.ts) on the staging table; `now` is the import's time. */
+function publishSql(now: string): PublishSql {
+  const columns = 'pet_id, quantity, ship_date, complete, status, created_at, shipped_at';
+  const values = `pet_id, quantity, ship_date, complete, status, $1, CASE status WHEN 'shipped' THEN $1 END`;
+  return {
+    firstTaken: { text: 'SELECT s.idx, s.id FROM import_staging s JOIN orders o ON o.id = s.id ORDER BY s.idx LIMIT 1', values: [] },
+    largestId: {
+      text: 'SELECT max(id) AS id FROM (SELECT max(id) AS id FROM orders UNION ALL SELECT max(id) FROM import_staging) ids',
+      values: [],
+    },
+    unassignable: (offset) => ({
+      text: 'SELECT idx FROM import_staging WHERE id IS NULL ORDER BY idx OFFSET $1 LIMIT 1',
+      values: [offset],
+    }),
+    moveWithIds: {
+      text: `INSERT INTO orders (id, ${columns}) SELECT id, ${values} FROM import_staging WHERE id IS NOT NULL ORDER BY idx`,
+      values: [now],
+    },
+    moveWithoutIds: (largest) => ({
+      text: `INSERT INTO orders (id, ${columns})
+             SELECT $2::bigint + row_number() OVER (ORDER BY idx), ${values} FROM import_staging WHERE id IS NULL`,
+      values: [now, largest],
+    }),
+  };
+}
+
+/** Publishes the staged records, one import at a time (the advisory lock), in the import's transaction. */
 async function publish(client: PoolClient, count: number, now: string): Promise<number> {
   await client.query('SELECT pg_advisory_xact_lock($1)', [IMPORT_LOCK.toString()]);
-  const clash = await client.query<{ idx: number; id: number }>(
-    'SELECT s.idx, s.id FROM import_staging s JOIN orders o ON o.id = s.id ORDER BY s.idx LIMIT 1',
-  );
-  const first = clash.rows[0];
-  if (first) throw new ImportConflictError(first.idx, { kind: 'id_taken', id: first.id });
-  await client.query(
-    `INSERT INTO orders (id, pet_id, quantity, ship_date, complete, status, created_at, shipped_at)
-     SELECT id, pet_id, quantity, ship_date, complete, status, $1, CASE status WHEN 'shipped' THEN $1 END
-     FROM import_staging WHERE id IS NOT NULL ORDER BY idx`,
-    [now],
-  );
-  const { rows } = await client.query<{ id: number | null }>('SELECT max(id) AS id FROM orders');
-  const largest = rows[0]?.id ?? 0;
-  const free = Number.MAX_SAFE_INTEGER - largest;
-  const unassigned = await client.query<{ idx: number }>('SELECT idx FROM import_staging WHERE id IS NULL ORDER BY idx OFFSET $1 LIMIT 1', [
-    free,
-  ]);
-  if (unassigned.rows[0]) {
-    throw new ImportConflictError(unassigned.rows[0].idx, { kind: 'no_free_id' });
-  }
-  await client.query(
-    `INSERT INTO orders (id, pet_id, quantity, ship_date, complete, status, created_at, shipped_at)
-     SELECT $2::bigint + row_number() OVER (ORDER BY idx), pet_id, quantity, ship_date, complete, status, $1,
-            CASE status WHEN 'shipped' THEN $1 END
-     FROM import_staging WHERE id IS NULL`,
-    [now, largest],
-  );
-  if (count > 0) await client.query(BUMP_REVISION_SQL);
-  return count;
+  return driveAsync(publishSteps(publishSql(now), count), async (step): Promise<PublishRow[] | undefined> => {
+    if ('rows' in step) return (await client.query<PublishRow>(step.rows.text, [...step.rows.values])).rows;
+    await client.query(step.run.text, [...step.run.values]);
+    return undefined;
+  });
 }

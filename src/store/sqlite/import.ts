@@ -1,8 +1,10 @@
 import type Database from 'better-sqlite3';
 import { instantKey } from '../../contract/date-time';
+import { driveSync } from '../migration';
+import { publishSteps, type PublishRow, type PublishSql } from '../publish';
+import { sqlitePlaceholders } from '../shared';
 import { ImportConflictError, type ImportRecord } from '../types';
 import { guard, sqliteCode, translate } from './errors';
-import { BUMP_REVISION_SQL } from '../shared';
 
 const STAGING = 'temp.import_staging';
 const CHECKED = 'temp.import_checked';
@@ -104,47 +106,44 @@ async function stage(db: Database.Database, records: Iterable<ImportRecord> | As
   }
 }
 
+const COLUMNS = 'pet_id, quantity, ship_date, complete, status, created_at, shipped_at, cancelled_at, ship_at';
+
+/**
+ * The publish's statements (publishSteps, in ../publish.ts) on the checked staging table. The
+ * orders' times were set as the records were staged.
+ */
+const PUBLISH_SQL: PublishSql = {
+  firstTaken: { text: `SELECT s.idx, s.id FROM ${CHECKED} s JOIN main.orders o ON o.id = s.id ORDER BY s.idx LIMIT 1`, values: [] },
+  largestId: {
+    text: `SELECT max(id) AS id FROM (SELECT max(id) AS id FROM main.orders UNION ALL SELECT max(id) FROM ${CHECKED})`,
+    values: [],
+  },
+  unassignable: (offset) => ({ text: `SELECT idx FROM ${CHECKED} WHERE id IS NULL ORDER BY idx LIMIT 1 OFFSET $1`, values: [offset] }),
+  moveWithIds: {
+    text: `INSERT INTO main.orders (id, ${COLUMNS}) SELECT id, ${COLUMNS} FROM ${CHECKED} WHERE id IS NOT NULL ORDER BY idx`,
+    values: [],
+  },
+  moveWithoutIds: (largest) => ({
+    text: `INSERT INTO main.orders (id, ${COLUMNS})
+           SELECT $1 + row_number() OVER (ORDER BY idx), ${COLUMNS} FROM ${CHECKED} WHERE id IS NULL ORDER BY idx`,
+    values: [largest],
+  }),
+};
+
 /**
  * Moves the staged rows into `orders`, in the one immediate transaction that holds the write lock.
  * The CHECKs were evaluated when the rows were copied into the checked table (the same
  * constraints, on the same values), so the connection skips them here: they were most of the
- * move's time (1,000,000 orders: 6.5 s with them, 1.5 s without; 2.7 s since v2's indexes), time in which every cancel of a
+ * move's time (1,000,000 orders: 6.5 s with them, 1.5 s without), time in which every cancel of a
  * running server waits for the lock. The one value made here, the id of a record without one, is
- * checked before anything moves.
+ * checked before anything moves (publishSteps).
  */
 function publish(db: Database.Database, count: number): number {
-  const clash = db
-    .prepare<[], { idx: number; id: number }>(
-      `SELECT s.idx, s.id FROM ${CHECKED} s JOIN main.orders o ON o.id = s.id ORDER BY s.idx LIMIT 1`,
-    )
-    .get();
-  if (clash) throw new ImportConflictError(clash.idx, { kind: 'id_taken', id: clash.id });
-  const largest =
-    db
-      .prepare<[], { id: number | null }>(
-        `SELECT max(id) AS id FROM (SELECT max(id) AS id FROM main.orders UNION ALL SELECT max(id) FROM ${CHECKED})`,
-      )
-      .get()!.id ?? 0;
-  // Records without an id get the ids after the largest, in file order; past the largest safe
-  // integer, the first record left without one is the error.
-  const free = Math.max(0, Number.MAX_SAFE_INTEGER - Math.max(largest, 0));
-  const unassignable = db
-    .prepare<[number], { idx: number }>(`SELECT idx FROM ${CHECKED} WHERE id IS NULL ORDER BY idx LIMIT 1 OFFSET ?`)
-    .get(free);
-  if (unassignable) {
-    throw new ImportConflictError(unassignable.idx, { kind: 'no_free_id' });
-  }
-  const move = (where: string): void => {
-    db.prepare(
-      `INSERT INTO main.orders (id, pet_id, quantity, ship_date, complete, status, created_at, shipped_at, cancelled_at, ship_at)
-       SELECT id, pet_id, quantity, ship_date, complete, status, created_at, shipped_at, cancelled_at, ship_at
-       FROM ${CHECKED} WHERE ${where} ORDER BY idx`,
-    ).run();
-  };
-  move('id IS NOT NULL');
-  move('id IS NULL');
-  if (count > 0) db.prepare(BUMP_REVISION_SQL).run();
-  return count;
+  return driveSync(publishSteps(PUBLISH_SQL, count), (step): PublishRow[] | undefined => {
+    if ('rows' in step) return db.prepare<unknown[], PublishRow>(sqlitePlaceholders(step.rows.text)).all(...step.rows.values);
+    db.prepare(sqlitePlaceholders(step.run.text)).run(...step.run.values);
+    return undefined;
+  });
 }
 
 /** The `CREATE TABLE` statement of `orders`, as the schema holds it. */

@@ -1,0 +1,56 @@
+import { BUMP_REVISION_SQL } from './shared';
+import { ImportConflictError } from './types';
+
+/** A statement, with PostgreSQL's `$n` placeholders (SQLite takes it through sqlitePlaceholders). */
+export interface Statement {
+  readonly text: string;
+  readonly values: readonly unknown[];
+}
+
+/**
+ * One step of publishing an import, taken by the dialect inside the import's one transaction:
+ * `rows` runs the statement and answers its rows; `run` runs it and answers nothing.
+ */
+export type PublishStep = { readonly rows: Statement } | { readonly run: Statement };
+
+/** A row a `rows` step answers, column by column. */
+export type PublishRow = Record<string, unknown>;
+
+/**
+ * The SQL of each statement of the publish, for the dialect's staging table: the dialect's part.
+ * "Staged" records are the import's, in file order by `idx`.
+ */
+export interface PublishSql {
+  /** `idx, id` of the first staged record whose id an order already has. */
+  readonly firstTaken: Statement;
+  /** `id`: the largest id among the orders and the staged records (NULL when there is none). */
+  readonly largestId: Statement;
+  /** `idx` of the staged record without an id at the given offset among them. */
+  unassignable(offset: number): Statement;
+  /** Moves every staged record with an id into `orders`. */
+  readonly moveWithIds: Statement;
+  /** Moves every staged record without an id into `orders`, numbered `largest + 1`, `+ 2`, … in file order. */
+  moveWithoutIds(largest: number): Statement;
+}
+
+/**
+ * Publishes staged records into `orders`, the same way on every store: records with an id go in
+ * as they are, unless an order already has that id; records without one get the ids after the
+ * largest of the store and the file, in file order, and past the largest safe integer the first
+ * record left without one is the error. Each error names the record (ImportConflictError).
+ * Runs as steps (driveSync, driveAsync) inside the dialect's transaction, which undoes every step
+ * when one throws.
+ */
+export function* publishSteps(sql: PublishSql, count: number): Generator<PublishStep, number, PublishRow[] | undefined> {
+  const [taken] = (yield { rows: sql.firstTaken }) ?? [];
+  if (taken !== undefined) throw new ImportConflictError(Number(taken.idx), { kind: 'id_taken', id: Number(taken.id) });
+  const [largestRow] = (yield { rows: sql.largestId }) ?? [];
+  const largest = largestRow?.id == null ? 0 : Number(largestRow.id);
+  const free = Math.max(0, Number.MAX_SAFE_INTEGER - Math.max(largest, 0));
+  const [unassignable] = (yield { rows: sql.unassignable(free) }) ?? [];
+  if (unassignable !== undefined) throw new ImportConflictError(Number(unassignable.idx), { kind: 'no_free_id' });
+  yield { run: sql.moveWithIds };
+  yield { run: sql.moveWithoutIds(largest) };
+  if (count > 0) yield { run: { text: BUMP_REVISION_SQL, values: [] } };
+  return count;
+}
