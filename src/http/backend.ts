@@ -175,13 +175,17 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
       }
     };
 
-  api.register({
-    notFound: () => errorReply(new ApiError('not_found')),
+  /** The reply to a request no operation matches: 404, or 405 with the path's methods when only the method is wrong. */
+  const missReply = (path: string): Reply => {
+    const allow = allowedMethods(router, path);
+    if (allow.length === 0) return errorReply(new ApiError('not_found'));
+    return errorReply(new ApiError('method_not_allowed', undefined, { Allow: allow.join(', ') }));
+  };
 
-    methodNotAllowed: (_c: Context, request: RoutedRequest) => {
-      const allow = allowedMethods(router, request.path).join(', ');
-      return errorReply(new ApiError('method_not_allowed', undefined, { Allow: allow }));
-    },
+  api.register({
+    notFound: (_c: Context, request: RoutedRequest) => missReply(request.path),
+
+    methodNotAllowed: (_c: Context, request: RoutedRequest) => missReply(request.path),
 
     unauthorizedHandler: (c: Context, request: RoutedRequest) => {
       const result = c.security?.bearerAuth as SecurityResult | undefined;
@@ -232,10 +236,16 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
   return async (request, res) => {
     const method = request.method === 'HEAD' ? 'GET' : request.method;
     const headers = request.headers as Record<string, string | string[]>;
+    // A request no operation matches is answered here, as openapi-backend would answer it (its
+    // notFound or methodNotAllowed, then the check), without its request handling: it finds a miss
+    // by throwing, which cost more than the rest of a 404 together.
+    const operation = router.matchOperation({ method, path: request.path, headers });
+    if (operation === undefined) {
+      await checkAndSend(undefined, request, res, missReply(request.path));
+      return;
+    }
     let body: unknown;
     if (request.body !== undefined && request.body.length > 0) {
-      // Only a request that carries a body pays for routing it twice.
-      const operation = router.matchOperation({ method, path: request.path, headers });
       try {
         body = requestBodyOf(operation, request);
       } catch (err) {
