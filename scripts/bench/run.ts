@@ -408,13 +408,13 @@ async function importRuns(): Promise<string[]> {
     '',
     `## Cancels answered while ${BIG.toLocaleString('en')} orders are imported into the server's store`,
     '',
-    'One client cancels pending orders one after another (5 ms apart) for the whole import; PETSTORE_BUSY_TIMEOUT_MS is 2000, and a cancel that waits longer gets a 503.',
+    'One client cancels pending orders one after another (5 ms apart) for the whole import; PETSTORE_BUSY_TIMEOUT_MS is 2000, and a cancel that waits longer gets a 503. Another asks `/healthz` every 20 ms.',
     '',
-    '| store | import | cancels | 503s | median | p99 | worst |',
-    '|---|---:|---:|---:|---:|---:|---:|',
+    '| store | import | cancels | 503s | median | p99 | worst | /healthz p99 | /healthz worst |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...latency.map(
       (l) =>
-        `| ${l.store} | ${l.importSeconds.toFixed(1)} s | ${l.latencies.length} | ${l.refused} | ${quantile(l.latencies, 0.5).toFixed(1)} ms | ${quantile(l.latencies, 0.99).toFixed(1)} ms | ${Math.max(...l.latencies).toFixed(1)} ms |`,
+        `| ${l.store} | ${l.importSeconds.toFixed(1)} s | ${l.latencies.length} | ${l.refused} | ${quantile(l.latencies, 0.5).toFixed(1)} ms | ${quantile(l.latencies, 0.99).toFixed(1)} ms | ${Math.max(...l.latencies).toFixed(1)} ms | ${quantile(l.health, 0.99).toFixed(1)} ms | ${Math.max(...l.health).toFixed(1)} ms |`,
     ),
   ];
 }
@@ -451,6 +451,20 @@ async function cancelsDuringImport(file: string, store: 'sqlite' | 'postgres', d
     const finishedImport = importing.finally(() => {
       running = false;
     });
+    // Meanwhile another client asks /healthz every 20 ms: how long the server takes to answer
+    // anything at all while cancels wait for the import's lock.
+    const healthAgent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const health: number[] = [];
+    const polling = (async () => {
+      while (running) {
+        const start = performance.now();
+        await new Promise<void>((resolve, reject) => {
+          http.get(`${server.url}/healthz`, { agent: healthAgent }, (res) => res.resume().on('end', () => resolve())).on('error', reject);
+        });
+        health.push(performance.now() - start);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    })();
     for (let n = 0; running && n < PENDING; n += 1) {
       const start = performance.now();
       const status = await new Promise<number>((resolve, reject) => {
@@ -468,10 +482,12 @@ async function cancelsDuringImport(file: string, store: 'sqlite' | 'postgres', d
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
     const { seconds } = await finishedImport;
+    await polling;
+    healthAgent.destroy();
     process.stderr.write(
       `${store}: ${latencies.length} cancels during a ${seconds.toFixed(1)} s import, worst ${Math.max(...latencies).toFixed(1)} ms\n`,
     );
-    return { store: store === 'postgres' ? 'PostgreSQL' : 'SQLite', importSeconds: seconds, latencies, refused };
+    return { store: store === 'postgres' ? 'PostgreSQL' : 'SQLite', importSeconds: seconds, latencies, refused, health };
   } finally {
     agent.destroy();
     await server.stop();
