@@ -20,10 +20,14 @@ export interface CliIO {
   stderr: (text: string) => void | Promise<void>;
   stdin: () => Readable;
   env: NodeJS.ProcessEnv;
-  /** A progress display for a long import, when there is a terminal to show it on. */
-  progress?: (
-    input: ImportInput,
-  ) => { update: (records: number) => void; stop: () => void } | Promise<{ update: (records: number) => void; stop: () => void }>;
+  /** A progress display for a long import, when there is a terminal to show it on (loaded when first needed). */
+  progress?: (input: ImportInput) => ImportProgress | Promise<ImportProgress>;
+}
+
+/** An import's progress display: told how many records are in, and stopped at the end. */
+export interface ImportProgress {
+  update: (records: number) => void;
+  stop: () => void;
 }
 
 /** A failure the operator caused; printed as one line, exit status 1. */

@@ -1,12 +1,12 @@
 import type { ReadStream } from 'node:fs';
 import { SingleBar } from 'cli-progress';
-import type { ImportInput } from './program';
+import type { ImportInput, ImportProgress } from './program';
 
 /**
  * A progress bar on stderr for an import: by bytes read when the input is a file of known size,
  * else a running count of records.
  */
-export function importProgressBar(input: ImportInput): { update: (records: number) => void; stop: () => void } {
+export function importProgressBar(input: ImportInput): ImportProgress {
   const total = input.totalBytes;
   const bar = new SingleBar({
     stream: process.stderr,

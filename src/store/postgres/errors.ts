@@ -32,8 +32,9 @@ export function translatePg(err: unknown): unknown {
   // always the one this module runs in (a test sandbox).
   if (err instanceof StoreUnavailableError || typeof (err as Error | null)?.message !== 'string') return err;
   let reason: string | undefined;
-  if (err instanceof pg.DatabaseError) {
-    if (UNAVAILABLE_STATE.test(err.code ?? '')) reason = err.code;
+  const state = sqlState(err);
+  if (state !== undefined) {
+    if (UNAVAILABLE_STATE.test(state)) reason = state;
   } else {
     const { code } = err as NodeJS.ErrnoException;
     if (typeof code === 'string' && NETWORK_CODE.test(code)) reason = code;
