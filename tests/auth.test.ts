@@ -2,6 +2,8 @@ import request from 'supertest';
 import { createApp } from '../src/app';
 import type { OperationId } from '../src/contract/types';
 import { expectConforms } from './helpers/contract';
+import { documentWithNotes } from './helpers/documents';
+import { defineHandler, type HandlerDefinitions } from '../src/http/handlers';
 import { eachStore } from './helpers/store-suite';
 import { addKey, order } from './helpers/store';
 
@@ -83,5 +85,49 @@ eachStore((s) => {
     const res = await request(await createApp({ store: s.store })).delete('/v1/store/orders/abc');
 
     expect(res.status).toBe(401);
+  });
+
+  describe("an operation's security requirements, as the document states them", () => {
+    /** createNote answering who called it, so a test sees whether it ran and with which key. */
+    const notes = {
+      createNote: defineHandler(
+        'v1',
+        'createNote' as 'listOrders',
+        () =>
+          (async (context: unknown) => ({
+            status: 201,
+            body: { text: (context as { keyName?: string }).keyName ?? 'nobody' },
+          })) as never,
+      ),
+    } as unknown as Partial<HandlerDefinitions>;
+    const post = async (security: Array<Record<string, string[]>>, authorization?: string) => {
+      const app = await createApp({
+        store: s.store,
+        document: documentWithNotes((operation) => (operation.security = security)),
+        modules: notes,
+      });
+      const req = request(app).post('/v1/notes').send({ text: 'x' });
+      if (authorization !== undefined) req.set('Authorization', authorization);
+      return req;
+    };
+
+    test('an operation with no requirement (security: []) answers without a key', async () => {
+      const res = await post([]);
+
+      expect(res.status).toBe(201);
+      expect(res.body).toEqual({ text: 'nobody' });
+    });
+
+    test('an empty requirement among others makes the key optional, and a given key is still named', async () => {
+      expect((await post([{ bearerAuth: [] }, {}])).body).toEqual({ text: 'nobody' });
+      expect((await post([{ bearerAuth: [] }, {}], `Bearer ${key}`)).body).toEqual({ text: 'live' });
+    });
+
+    test('a requirement naming a scheme nobody checks is never met, even beside a valid key', async () => {
+      const res = await post([{ bearerAuth: [], partnerKey: [] }], `Bearer ${key}`);
+
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual({ code: 'unauthorized', message: 'A valid API key is required', status: 401 });
+    });
   });
 });

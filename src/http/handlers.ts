@@ -32,8 +32,11 @@ export interface HandlerContext<V extends ApiVersion, K extends OperationIdOf<V>
   readonly headers: ParametersIn<OperationOf<V, K>, 'header'>;
   /** The request body, parsed and validated against the operation's schema. */
   readonly body: RequestBodyOf<OperationOf<V, K>>;
-  /** The name of the API key that authenticated the request. */
-  readonly keyName: string;
+  /**
+   * The name of the API key that authenticated the request; undefined when the operation's document
+   * lets it be called without one (`security: []`, or an empty requirement) and none was given.
+   */
+  readonly keyName: string | undefined;
 }
 
 /** A handler for operation K of version V: returns one of its declared 2xx replies, or throws an ApiError. */

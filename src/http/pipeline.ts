@@ -16,7 +16,7 @@ import { requestState, startRequestState, type RequestState } from './request-st
  *   3. limit          a body over the limit is a 413; one within it is read whole before routing
  *   4. route          an infrastructure endpoint (express's routes, in app.ts), or the contract
  *
- * and, for the contract, in the dispatcher (backend.ts), in the order openapi-backend runs them:
+ * and, for the contract, in the dispatcher (backend.ts), in the order openapi-backend defines them:
  *
  *   5. match          the operation, by method and path (404, 405), and parse a declared body (400, 415)
  *   6. authenticate   the bearer key (401)

@@ -2,7 +2,8 @@ import { OpenAPIRouter, type OpenAPIBackend, type Operation as AnyOperation, typ
 import type { OpenAPIV3 } from 'openapi-types';
 import { StacklessError } from '../errors';
 
-type Operation = AnyOperation<OpenAPIV3.Document>;
+/** An operation of an OpenAPI 3.0 document, as the router matches it. */
+export type Operation = AnyOperation<OpenAPIV3.Document>;
 
 /**
  * openapi-backend's router with its per-request work done once. The stock router rebuilds the list
