@@ -1,6 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { LogOutput } from '../../src/log-output';
 import { BIN, cli, cliEnv } from '../helpers/cli';
 import { rowsOf, tempDir } from '../helpers/store';
 
@@ -247,5 +248,62 @@ describe('CLI commands whose output is gone', () => {
     expect(exit.code).toBe(1);
     expect(keys).toHaveLength(2);
     expect(keys[1]).toMatch(/^lost\t\S+\t\S+Z$/);
+  });
+});
+
+describe('batched writes', () => {
+  /** A LogOutput on a real file, with every write it makes counted on the way through. */
+  function onFile(name: string) {
+    const file = path.join(tmp.dir, name);
+    const fd = fs.openSync(file, 'w');
+    const writes = jest.spyOn(fs, 'write');
+    const output = new LogOutput({ fd });
+    return {
+      output,
+      writes: () => writes.mock.calls.filter((call) => call[0] === fd).length,
+      lines: () => fs.readFileSync(file, 'utf8').split('\n').filter(Boolean),
+      close: () => (writes.mockRestore(), fs.closeSync(fd)),
+    };
+  }
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  test('lines a few milliseconds apart share writes, and every line arrives once, in order', async () => {
+    const log = onFile('spaced.log');
+    for (let i = 0; i < 60; i += 1) {
+      log.output.write(`{"line":${i}}\n`);
+      await sleep(1);
+    }
+    await log.output.drain(1000);
+
+    expect(log.lines()).toEqual(Array.from({ length: 60 }, (_, i) => `{"line":${i}}`));
+    // A write per line would be 60; each write takes what a 10 ms wait gathered.
+    expect(log.writes()).toBeLessThanOrEqual(15);
+    log.close();
+  });
+
+  test('a lone line is written after a short wait, and drain writes what waits at once', async () => {
+    const log = onFile('lone.log');
+    log.output.write('{"lone":true}\n');
+    await sleep(200);
+    expect(log.lines()).toEqual(['{"lone":true}']);
+
+    log.output.write('{"last":true}\n');
+    const before = log.writes();
+    const drained = log.output.drain(1000);
+    expect(log.writes()).toBe(before + 1);
+    await drained;
+    expect(log.lines()).toEqual(['{"lone":true}', '{"last":true}']);
+    log.close();
+  });
+
+  test('a process that ends on its own still writes its last line', () => {
+    const script = `
+      const { LogOutput } = require(${JSON.stringify(path.join(__dirname, '../../dist/src/log-output.js'))});
+      new LogOutput({ fd: 1 }).write('the last line\\n');
+    `;
+    const run = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+
+    expect(run.status).toBe(0);
+    expect(run.stdout).toBe('the last line\n');
   });
 });
