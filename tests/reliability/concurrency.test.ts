@@ -21,7 +21,8 @@ function ship(db: string, id: number): Promise<{ status: number | null; out: str
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.on('exit', (status) => resolve({ status, out }));
+    // 'close', not 'exit': the process can exit before its output has been read.
+    child.on('close', (status) => resolve({ status, out }));
   });
 }
 
