@@ -123,11 +123,15 @@ eachStore((s) => {
       expect((await post([{ bearerAuth: [] }, {}], `Bearer ${key}`)).body).toEqual({ text: 'live' });
     });
 
-    test('a requirement naming a scheme nobody checks is never met, even beside a valid key', async () => {
-      const res = await post([{ bearerAuth: [], partnerKey: [] }], `Bearer ${key}`);
+    test.each([['partnerKey'], ['constructor'], ['toString']])(
+      'a requirement naming a scheme nobody checks (%s) is never met, even beside a valid key',
+      async (scheme) => {
+        const res = await post([{ bearerAuth: [], [scheme]: [] }], `Bearer ${key}`);
 
-      expect(res.status).toBe(401);
-      expect(res.body).toEqual({ code: 'unauthorized', message: 'A valid API key is required', status: 401 });
-    });
+        expect(res.status).toBe(401);
+        expect(res.body).toEqual({ code: 'unauthorized', message: 'A valid API key is required', status: 401 });
+        expect((await post([{ [scheme]: [] }])).status).toBe(401);
+      },
+    );
   });
 });

@@ -80,7 +80,7 @@ type SecurityResult = { keyName: string } | { error: 'missing' | 'invalid' | Err
 
 /** What the security step found: each checked scheme's result, and whether one of the operation's requirements is met. */
 interface Security {
-  results: Record<string, SecurityResult | undefined>;
+  results: ReadonlyMap<string, SecurityResult | undefined>;
   authorized: boolean;
 }
 
@@ -190,19 +190,25 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
   // One 405 per set of methods a path of the document answers to: as many as its paths, at most.
   const notAllowed = new Map<string, Reply>();
 
-  /** The security handler of each scheme the dispatcher can check: the document's bearer key. */
-  const securityHandlers: Readonly<Record<string, (headers: IncomingMessage['headers']) => Promise<SecurityResult>>> = {
-    bearerAuth: async (headers) => {
-      const token = parseBearer(headers.authorization);
-      if (token === null) return { error: 'missing' };
-      try {
-        const keyName = await store.findActiveKey(hashKey(token));
-        return keyName === null ? { error: 'invalid' } : { keyName };
-      } catch (err) {
-        return { error: err instanceof Error ? err : new Error(String(err)) };
-      }
-    },
-  };
+  /**
+   * The security handler of each scheme the dispatcher can check: the document's bearer key. A Map,
+   * so that a scheme the document names `constructor` or `__proto__` finds no handler, not Object's.
+   */
+  const securityHandlers = new Map<string, (headers: IncomingMessage['headers']) => Promise<SecurityResult>>([
+    [
+      'bearerAuth',
+      async (headers) => {
+        const token = parseBearer(headers.authorization);
+        if (token === null) return { error: 'missing' };
+        try {
+          const keyName = await store.findActiveKey(hashKey(token));
+          return keyName === null ? { error: 'invalid' } : { keyName };
+        } catch (err) {
+          return { error: err instanceof Error ? err : new Error(String(err)) };
+        }
+      },
+    ],
+  ]);
 
   /**
    * 6. authenticate: each scheme the operation's requirements name is checked once; the request is
@@ -211,12 +217,14 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
    */
   const authenticate = async (operation: Operation, headers: IncomingMessage['headers']): Promise<Security> => {
     const requirements = operation.security ?? [];
-    const results: Record<string, SecurityResult | undefined> = {};
+    const results = new Map<string, SecurityResult | undefined>();
     for (const requirement of requirements) {
-      for (const scheme of Object.keys(requirement)) if (!(scheme in results)) results[scheme] = await securityHandlers[scheme]?.(headers);
+      for (const scheme of Object.keys(requirement)) {
+        if (!results.has(scheme)) results.set(scheme, await securityHandlers.get(scheme)?.(headers));
+      }
     }
     const passed = (scheme: string): boolean => {
-      const result = results[scheme];
+      const result = results.get(scheme);
       return result !== undefined && !('error' in result);
     };
     return { results, authorized: requirements.length === 0 || requirements.some((requirement) => Object.keys(requirement).every(passed)) };
@@ -224,7 +232,7 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
 
   /** The 401 for a request that met none of its operation's requirements; a 503 when the store could not be asked. */
   const unauthorizedReply = (operation: Operation, request: RoutedRequest, security: Security): Reply => {
-    const result = security.results.bearerAuth;
+    const result = security.results.get('bearerAuth');
     if (result && 'error' in result && result.error instanceof Error) return failure(operation, request, result.error);
     return result && 'error' in result && result.error === 'invalid' ? INVALID_KEY : NO_KEY;
   };
@@ -253,7 +261,7 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
     try {
       const read = inputReaders.get(operationId);
       if (read === undefined) throw new Error(`no input reader for ${operationId}`);
-      const keyName = (security.results.bearerAuth as { keyName?: string } | undefined)?.keyName;
+      const keyName = (security.results.get('bearerAuth') as { keyName?: string } | undefined)?.keyName;
       // The inputs are typed per operation in OperationHandler; here, where every operation meets,
       // they are the converted values the reader built from the document.
       return await handle({ ...read(raw), body: parsed.requestBody as unknown, keyName } as never);
