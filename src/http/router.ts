@@ -191,12 +191,6 @@ function paramExtractor(template: string): (path: string) => Record<string, stri
 }
 
 /**
- * Puts a CompiledRouter in place of an initialised backend's stock router, for its routing and its
- * validator, and returns it. openapi-backend has no option for a router of one's own, so this sets
- * the two fields it reads (`api.router`, `api.validator.router`); that is why openapi-backend is
- * pinned exactly, and tests/router.test.ts checks that this router matches the stock one.
- */
-/**
  * What a document does with query parameters its operations do not declare: `ignore` them (v1), or
  * `reject` them with a 400 that names the first (v2), as its root's `x-undeclared-query` says.
  */
@@ -207,6 +201,12 @@ export function undeclaredQueryPolicy(document: OpenAPIV3.Document): 'ignore' | 
   return policy;
 }
 
+/**
+ * Puts a CompiledRouter in place of an initialised backend's stock router, for its routing and its
+ * validator, and returns it. openapi-backend has no option for a router of one's own, so this sets
+ * the two fields it reads (`api.router`, `api.validator.router`); that is why openapi-backend is
+ * pinned exactly, and tests/router.test.ts checks that this router matches the stock one.
+ */
 export function useCompiledRouter(api: OpenAPIBackend<OpenAPIV3.Document>, apiRoot: string): CompiledRouter {
   const router = new CompiledRouter({ definition: api.definition, apiRoot });
   api.router = router;
