@@ -90,7 +90,7 @@ export class LogOutput {
     else this.#linger ??= setTimeout(() => this.#writeNext(), LINGER_MS);
   }
 
-  /** pino's flush: starts nothing new (writes are always under way), calls back when idle or after a second. */
+  /** pino's flush: writes what waits for its batch at once, and calls back when idle or after a second. */
   flush(callback?: (err?: Error) => void): void {
     void this.drain(1000).then(() => callback?.());
   }

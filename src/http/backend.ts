@@ -25,6 +25,8 @@ import { sendJsonArray } from './stream';
 /** The methods an `Allow` header lists, in the order it lists them. */
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE'] as const;
 const REALM = 'Bearer realm="petstore-orders"';
+/** The document's security scheme for API keys: the one the dispatcher checks and names the caller by. */
+const BEARER = 'bearerAuth';
 
 /**
  * A reply that never varies, built once for every request that gets it: nothing changes a reply
@@ -196,7 +198,7 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
    */
   const securityHandlers = new Map<string, (headers: IncomingMessage['headers']) => Promise<SecurityResult>>([
     [
-      'bearerAuth',
+      BEARER,
       async (headers) => {
         const token = parseBearer(headers.authorization);
         if (token === null) return { error: 'missing' };
@@ -232,7 +234,7 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
 
   /** The 401 for a request that met none of its operation's requirements; a 503 when the store could not be asked. */
   const unauthorizedReply = (operation: Operation, request: RoutedRequest, security: Security): Reply => {
-    const result = security.results.get('bearerAuth');
+    const result = security.results.get(BEARER);
     if (result && 'error' in result && result.error instanceof Error) return failure(operation, request, result.error);
     return result && 'error' in result && result.error === 'invalid' ? INVALID_KEY : NO_KEY;
   };
@@ -242,6 +244,7 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
     const security = await authenticate(operation, request.headers);
     if (!security.authorized) return unauthorizedReply(operation, request, security);
     const operationId = operation.operationId!;
+    const read = inputReaders.get(operationId);
     const parsed = router.parseRequest(routed, operation);
     const raw = {
       params: parsed.params as Record<string, unknown>,
@@ -251,17 +254,14 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
     // 7. validate
     const validation = api.validator.validateRequest(routed, operation);
     if (validation.errors) {
-      return errorReply(
-        new ApiError('invalid_request', validationMessage(operation, parsed, raw, validation.errors, inputReaders.get(operationId))),
-      );
+      return errorReply(new ApiError('invalid_request', validationMessage(operation, parsed, raw, validation.errors, read)));
     }
     // 8. handle
     const handle = handlers.get(operationId);
     if (handle === undefined) return failure(operation, request, new Error(`no handler is registered for ${operationId}`));
     try {
-      const read = inputReaders.get(operationId);
       if (read === undefined) throw new Error(`no input reader for ${operationId}`);
-      const keyName = (security.results.get('bearerAuth') as { keyName?: string } | undefined)?.keyName;
+      const keyName = (security.results.get(BEARER) as { keyName?: string } | undefined)?.keyName;
       // The inputs are typed per operation in OperationHandler; here, where every operation meets,
       // they are the converted values the reader built from the document.
       return await handle({ ...read(raw), body: parsed.requestBody as unknown, keyName } as never);
