@@ -1,51 +1,143 @@
+import { spawn } from 'node:child_process';
 import Database from 'better-sqlite3';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { openSqliteStore } from '../src/store';
-import { checkConstraints } from '../src/store/sqlite/import';
+import { ImportConflictError } from '../src/store';
+import { instantKeySql } from '../src/store/date-time-sql';
+import { MOVE_SQL, twinOfOrders } from '../src/store/sqlite/import';
+import { freshStore, order, rowsOf, tempDir } from './helpers/store';
 
-// The SQLite import checks each record as it is staged, under the orders table's own CHECKs, and
-// moves the rows without checking them again: the staging table must carry every one of them.
-describe('the CHECKs the SQLite import stages under', () => {
-  test('are every CHECK of the orders table, as the schema spells it', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'petstore-checks-'));
-    const file = path.join(dir, 'store.db');
-    await openSqliteStore(file).close();
-    const db = new Database(file, { readonly: true });
-    const { sql } = db.prepare("SELECT sql FROM sqlite_schema WHERE name = 'orders'").get() as { sql: string };
+let tmp: ReturnType<typeof tempDir>;
+beforeAll(() => {
+  tmp = tempDir();
+});
+afterAll(() => tmp.cleanup());
+
+// The SQLite import checks, numbers and indexes its records in a twin of `orders` before it takes
+// the write lock; under the lock, only the move. The move is quick only if SQLite copies the twin's
+// rows and index entries as they are, which it does only when the two tables match exactly.
+describe('the twin of the orders table that the SQLite import moves from', () => {
+  test('has the orders table’s definition and indexes, so the move copies rows and index entries without rebuilding them', async () => {
+    const { store, file } = freshStore(tmp.dir);
+    await store.close();
+    const db = new Database(file);
+    try {
+      const { table, indexes } = twinOfOrders(db);
+      const definitions = db
+        .prepare<[], { type: string; sql: string }>(
+          "SELECT type, sql FROM sqlite_schema WHERE tbl_name = 'orders' ORDER BY type = 'index', name",
+        )
+        .all();
+      // The schema's own statements, only their heads rewritten.
+      const body = (sql: string) => sql.slice(sql.indexOf('('));
+      expect([table, ...indexes].map(body)).toEqual(definitions.map(({ sql }) => body(sql)));
+      expect(table).toMatch(/^CREATE TEMP TABLE import_ready \(/);
+      expect(indexes).toHaveLength(2);
+
+      db.exec(table);
+      for (const index of indexes) db.exec(index);
+      const opcodes = db
+        .prepare<[], { opcode: string }>(`EXPLAIN ${MOVE_SQL}`)
+        .all()
+        .map((row) => row.opcode);
+      // SQLite's transfer: each row copied as a record (RowData/RowCell), never taken apart (Column)
+      // and built again (MakeRecord), and so never checked again either.
+      expect(opcodes).toEqual(expect.arrayContaining(['IdxInsert']));
+      expect(opcodes.some((op) => op === 'RowData' || op === 'RowCell')).toBe(true);
+      expect(opcodes).not.toContain('MakeRecord');
+      expect(opcodes).not.toContain('Column');
+
+      // Without the same indexes SQLite falls back to building every row: the test can tell.
+      db.exec('DROP INDEX temp.import_ready_0');
+      const fallback = db
+        .prepare<[], { opcode: string }>(`EXPLAIN ${MOVE_SQL}`)
+        .all()
+        .map((row) => row.opcode);
+      expect(fallback).toContain('MakeRecord');
+    } finally {
+      db.close();
+    }
+  });
+});
+
+/**
+ * Another process takes the write lock and inserts an order, holds the lock a while, then commits:
+ * an import that starts meanwhile checks its records against the orders as they were, and takes
+ * the lock only after that order is in.
+ */
+async function whileAnotherWriterAdds(file: string, id: number, during: () => Promise<unknown>): Promise<void> {
+  const script = `
+    const Database = require(${JSON.stringify(require.resolve('better-sqlite3'))});
+    const db = new Database(${JSON.stringify(file)}, { timeout: 10000 });
+    db.exec('BEGIN IMMEDIATE');
+    db.prepare(\`INSERT INTO orders (id, pet_id, quantity, ship_date, complete, status, created_at, ship_at)
+      SELECT ?, 1, 1, v, 0, 'pending', '2026-01-01T00:00:00.000Z', ${instantKeySql('v')} FROM (SELECT '2026-12-01T10:00:00Z' AS v)\`).run(${id});
+    process.stdout.write('held\\n');
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 800);
+    db.exec('COMMIT');
     db.close();
-    fs.rmSync(dir, { recursive: true, force: true });
+  `;
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('held')) resolve();
+    });
+    child.on('close', () => reject(new Error('the other writer ended before it held the lock')));
+  });
+  try {
+    await during();
+  } finally {
+    expect(await exited).toBe(0);
+  }
+}
 
-    const checks = checkConstraints(sql);
+describe('an import that another import overtakes between its checks and the write lock', () => {
+  // Before: its largest id moves, so the import sees it before the move. Below the largest: only
+  // the move itself meets the taken id.
+  test.each([
+    ['an empty store', [], [7]],
+    ['a store whose largest id stays', [10], [7, 10]],
+  ])('reports an id the other one took meanwhile, by its record, and imports nothing (%s)', async (_, before, after) => {
+    const { store, file } = freshStore(tmp.dir);
+    try {
+      await store.importOrders(before.map((id) => order({ id })));
+      let result: unknown;
+      await whileAnotherWriterAdds(file, 7, async () => {
+        result = await store.importOrders([order({ id: 5 }), order({ id: 7 }), order({ id: 9 })]).catch((err: unknown) => err);
+      });
 
-    expect(checks.map((check) => /^CONSTRAINT (\w+)/.exec(check)?.[1])).toEqual([
-      'order_id_safe',
-      'order_pet_id_safe',
-      'order_quantity_range',
-      'order_ship_date_rfc3339',
-      'order_complete_boolean',
-      'order_status_known',
-      'order_cancelled_at',
-      'order_shipped_at',
-    ]);
-    // Every CHECK keyword of the definition is accounted for.
-    expect(checks).toHaveLength(sql.match(/\bCHECK\s*\(/gi)!.length);
-    for (const check of checks) expect(sql).toContain(check.replace(/^CONSTRAINT \w+ /, ''));
+      expect(result).toBeInstanceOf(ImportConflictError);
+      expect(result).toMatchObject({ index: 1, conflict: { kind: 'id_taken', id: 7 } });
+      expect(rowsOf(file).map((row) => row.id)).toEqual(after);
+    } finally {
+      await store.close();
+    }
   });
 
-  test('reads column and table CHECKs, named or not, past quotes and nested parentheses', () => {
-    const sql = `CREATE TABLE "t" (
-      a INTEGER CHECK (a > 0),
-      b TEXT DEFAULT 'CHECK (x)' CONSTRAINT b_shape CHECK (b GLOB '*)*' AND (length(b) < 9)),
-      "check" INTEGER,
-      CONSTRAINT "odd name" CHECK ((a + "check") % 2 = 0)
-    )`;
+  test('numbers the records without an id after the largest id the other one added', async () => {
+    const { store, file } = freshStore(tmp.dir);
+    try {
+      await store.importOrders([order({ id: 10 })]);
+      let imported: number | undefined;
+      await whileAnotherWriterAdds(file, 100, async () => {
+        imported = await store.importOrders([order(), order({ id: 50 }), order()]);
+      });
 
-    expect(checkConstraints(sql)).toEqual([
-      'CHECK (a > 0)',
-      "CONSTRAINT b_shape CHECK (b GLOB '*)*' AND (length(b) < 9))",
-      'CONSTRAINT "odd name" CHECK ((a + "check") % 2 = 0)',
-    ]);
+      expect(imported).toBe(3);
+      expect(rowsOf(file).map((row) => row.id)).toEqual([10, 50, 100, 101, 102]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test('goes ahead as checked when the other one added an order that changes nothing for it', async () => {
+    const { store, file } = freshStore(tmp.dir);
+    try {
+      await store.importOrders([order({ id: 10 })]);
+      await whileAnotherWriterAdds(file, 3, () => store.importOrders([order({ id: 4 }), order()]));
+
+      expect(rowsOf(file).map((row) => row.id)).toEqual([3, 4, 10, 11]);
+    } finally {
+      await store.close();
+    }
   });
 });

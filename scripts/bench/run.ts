@@ -76,6 +76,10 @@ async function main(): Promise<void> {
     process.stdout.write(`${(await v2Pages()).join('\n')}\n`);
     return;
   }
+  if (ONLY === IMPORTS) {
+    process.stdout.write(`${(await importRuns()).join('\n')}\n`);
+    return;
+  }
   const small = await template('list-1k', 1000);
   const medium = await template('list-10k', 10_000);
   const pending = await template('pending', 300_000);
@@ -244,6 +248,8 @@ async function main(): Promise<void> {
 
 /** BENCH_ONLY's value that runs only v2's pages, on a store of BIG orders made for them. */
 const PAGES = 'v2 pages';
+/** BENCH_ONLY's value that runs only the imports and the cancels answered during one. */
+const IMPORTS = 'imports';
 
 function pagesContext(sqlite: string): Parameters<typeof pageRuns>[0] {
   return {

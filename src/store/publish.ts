@@ -8,7 +8,7 @@ export interface Statement {
 }
 
 /**
- * One step of publishing an import, taken by the dialect inside the import's one transaction:
+ * One step of publishing an import, taken by the dialect:
  * `rows` runs the statement and answers its rows; `run` runs it and answers nothing.
  */
 export type PublishStep = { readonly rows: Statement } | { readonly run: Statement };
@@ -27,21 +27,21 @@ export interface PublishSql {
   readonly largestId: Statement;
   /** `idx` of the staged record without an id at the given offset among them. */
   unassignable(offset: number): Statement;
-  /** Moves every staged record with an id into `orders`. */
+  /** Moves every staged record with an id into `orders` (or where the dialect publishes from). */
   readonly moveWithIds: Statement;
-  /** Moves every staged record without an id into `orders`, numbered `largest + 1`, `+ 2`, … in file order. */
+  /** Moves every staged record without an id there too, numbered `largest + 1`, `+ 2`, … in file order. */
   moveWithoutIds(largest: number): Statement;
 }
 
 /**
- * Publishes staged records into `orders`, the same way on every store: records with an id go in
- * as they are, unless an order already has that id; records without one get the ids after the
- * largest of the store and the file, in file order, and past the largest safe integer the first
- * record left without one is the error. Each error names the record (ImportConflictError).
- * Runs as steps (driveSync, driveAsync) inside the dialect's transaction, which undoes every step
- * when one throws.
+ * Checks the staged records against the orders and gives each its id, the same way on every
+ * store, moving them where the dialect's moves put them: records with an id go in as they are,
+ * unless an order already has that id; records without one get the ids after the largest of the
+ * store and the file, in file order, and past the largest safe integer the first record left
+ * without one is the error. Each error names the record (ImportConflictError). Runs as steps
+ * (driveSync, driveAsync); the dialect's transaction undoes every step when one throws.
  */
-export function* publishSteps(sql: PublishSql, count: number): Generator<PublishStep, number, PublishRow[] | undefined> {
+export function* settleSteps(sql: PublishSql, count: number): Generator<PublishStep, number, PublishRow[] | undefined> {
   const [taken] = (yield { rows: sql.firstTaken }) ?? [];
   if (taken !== undefined) throw new ImportConflictError(Number(taken.idx), { kind: 'id_taken', id: Number(taken.id) });
   const [largestRow] = (yield { rows: sql.largestId }) ?? [];
@@ -51,6 +51,17 @@ export function* publishSteps(sql: PublishSql, count: number): Generator<Publish
   if (unassignable !== undefined) throw new ImportConflictError(Number(unassignable.idx), { kind: 'no_free_id' });
   yield { run: sql.moveWithIds };
   yield { run: sql.moveWithoutIds(largest) };
+  return count;
+}
+
+/** The end of every publish, in its transaction: an import that adds orders changes the list's revision (an empty one changes nothing). */
+export function* revisionSteps(count: number): Generator<PublishStep, number, PublishRow[] | undefined> {
   if (count > 0) yield { run: { text: BUMP_REVISION_SQL, values: [] } };
   return count;
+}
+
+/** Publishes staged records straight into `orders`: settleSteps, whose moves go there, then revisionSteps. */
+export function* publishSteps(sql: PublishSql, count: number): Generator<PublishStep, number, PublishRow[] | undefined> {
+  yield* settleSteps(sql, count);
+  return yield* revisionSteps(count);
 }
