@@ -2,6 +2,7 @@ import request from 'supertest';
 import { createApp } from '../src/app';
 import { expectConforms } from './helpers/contract';
 import { ApiError } from '../src/errors';
+import { fixedReply } from '../src/http/reply';
 import { createLogger } from '../src/logger';
 import { eachStore } from './helpers/store-suite';
 import { order } from './helpers/store';
@@ -94,6 +95,43 @@ eachStore((s) => {
       await expectConforms(res, 'listOrders');
       expect(lines.join('')).toContain('response violates the contract');
       expect(lines.join('')).toContain(res.headers['x-request-id']);
+    });
+
+    // The dispatcher checks a fixed reply (a 401, a miss's 404, a 405) once per operation and
+    // trusts it after: that is safe only because such a reply can never change, and only for the
+    // operation it passed for.
+    test('a fixed reply cannot be changed once made', () => {
+      const reply = fixedReply(new ApiError('not_found'));
+
+      for (const part of [reply, reply.headers, reply.body, reply.error]) expect(Object.isFrozen(part)).toBe(true);
+      expect(() => {
+        (reply.body as { message: string }).message = 'changed';
+      }).toThrow(TypeError);
+      expect(() => {
+        reply.headers!['Allow'] = 'GET';
+      }).toThrow(TypeError);
+      expect(() => {
+        reply.status = 200;
+      }).toThrow(TypeError);
+    });
+
+    test('a fixed reply that passed for one operation is still refused, every time, by one that does not declare it', async () => {
+      const notFound = fixedReply(new ApiError('not_found'));
+      const app = await createApp({
+        store: s.store,
+        handlers: { cancelOrder: async () => notFound as never, listOrders: async () => notFound as never },
+      });
+
+      for (let round = 0; round < 2; round += 1) {
+        const cancel = await request(app).delete('/v1/store/orders/1').set(s.auth);
+        expect(cancel.status).toBe(404);
+        expect(cancel.body).toEqual({ code: 'not_found', message: 'No operation exists at this path', status: 404 });
+        await expectConforms(cancel, 'cancelOrder');
+        // listOrders declares no 404.
+        const list = await request(app).get('/v1/store/orders').set(s.auth);
+        expect(list.status).toBe(500);
+        await expectConforms(list, 'listOrders');
+      }
     });
 
     test('a status the operation does not declare is never sent', async () => {

@@ -15,7 +15,7 @@ import type { Store } from '../store';
 import { bindHandlers } from './handlers';
 import { compileInputReader, type InputReader } from './inputs';
 import { negotiateCoding } from './encoding';
-import { errorReply, renderError, sendReply, type Reply } from './reply';
+import { errorReply, fixedReply, isFixedReply, renderError, sendReply, type Reply } from './reply';
 import type { RequestState } from './request-state';
 import { useCompiledRouter, type CompiledRouter, type Operation as RoutedOperation } from './router';
 import { compileArrayItems } from './serializers';
@@ -27,16 +27,6 @@ const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TR
 const REALM = 'Bearer realm="petstore-orders"';
 /** The document's security scheme for API keys: the one the dispatcher checks and names the caller by. */
 const BEARER = 'bearerAuth';
-
-/**
- * A reply that never varies, built once for every request that gets it: nothing changes a reply
- * after it is made (the deprecation headers and the serializer copy it), and freezing it makes sure.
- */
-function fixedReply(error: ApiError): Reply {
-  const reply = errorReply(error);
-  Object.freeze(reply.headers);
-  return Object.freeze(reply);
-}
 
 const NOT_FOUND = fixedReply(new ApiError('not_found'));
 const NO_KEY = fixedReply(new ApiError('unauthorized', undefined, { 'WWW-Authenticate': REALM }));
@@ -97,9 +87,7 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
   const onViolation = options.onViolation ?? (() => undefined);
   const onDeprecatedCall = options.onDeprecatedCall ?? (() => undefined);
   const deprecations = deprecationHeaders(document);
-  // Error replies made by ApiError differ only in `message`, which the Error schema types as any
-  // string; once one (operation, status, code, headers) has been checked, every later one conforms.
-  const checkedErrors = new Set<string>();
+  const passed: PassedReplies = { errors: new Set(), fixed: new WeakMap() };
   const contractAjv = createContractAjv(document);
   const validateError = contractAjv.compile<unknown>(document.components?.schemas?.Error as object);
 
@@ -146,7 +134,7 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
     const problem =
       reply.stream && !items
         ? `status ${reply.status} of ${operationId} is not a JSON array that can be streamed`
-        : contractProblem(api, validateError, checkedErrors, operation, reply);
+        : contractProblem(api, validateError, passed, operation, reply);
     if (problem) {
       await reply.stream?.close();
       violation(problem, 'sending 500 instead');
@@ -374,20 +362,36 @@ function errorKey(operation: Operation | undefined, reply: Reply): string | unde
   return `${operation?.operationId ?? '-'} ${reply.status} ${reply.error.code} ${JSON.stringify(reply.headers ?? {})}`;
 }
 
-/**
- * responseProblem (the spec's check of a reply), skipping ApiError replies whose kind has already
- * passed: they differ from it only in their free-text message.
- */
+/** The replies whose check cannot come out differently the next time, because one like them passed. */
+interface PassedReplies {
+  /**
+   * Error replies made by ApiError differ only in `message`, which the Error schema types as any
+   * string: once one (operation, status, code, headers) has passed, every later one conforms.
+   */
+  readonly errors: Set<string>;
+  /** A fixed reply (reply.ts) never changes: once it has passed for an operation, it passes again. */
+  readonly fixed: WeakMap<Reply, Set<string>>;
+}
+
+/** responseProblem (the spec's check of a reply), skipping the replies `passed` vouches for. */
 function contractProblem(
   api: OpenAPIBackend,
   validateError: ValidateFunction,
-  checkedErrors: Set<string>,
+  passed: PassedReplies,
   operation: Operation | undefined,
   reply: Reply,
 ): string | null {
+  if (isFixedReply(reply)) {
+    const operationId = operation?.operationId ?? '-';
+    const operations = passed.fixed.get(reply);
+    if (operations?.has(operationId)) return null;
+    const problem = responseProblem(api, validateError, operation, reply);
+    if (problem === null) passed.fixed.set(reply, (operations ?? new Set()).add(operationId));
+    return problem;
+  }
   const key = errorKey(operation, reply);
-  if (key !== undefined && checkedErrors.has(key)) return null;
+  if (key !== undefined && passed.errors.has(key)) return null;
   const problem = responseProblem(api, validateError, operation, reply);
-  if (problem === null && key !== undefined) checkedErrors.add(key);
+  if (problem === null && key !== undefined) passed.errors.add(key);
   return problem;
 }

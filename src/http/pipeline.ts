@@ -69,16 +69,17 @@ export function createPipeline(options: PipelineOptions): Pipeline {
       const seconds = Number(process.hrtime.bigint() - state.started) / 1e9;
       const operation = state.handledBy ?? 'none';
       metrics.observe(operation, req.method, res.statusCode, seconds, state.apiVersion);
+      // One object of one shape for every line (pino leaves out what is undefined).
       logger.info(
         {
           requestId: state.requestId,
           method: req.method,
           path: req.path,
-          ...(state.apiVersion === undefined ? {} : { apiVersion: state.apiVersion }),
+          apiVersion: state.apiVersion,
           operationId: operation,
           status: res.statusCode,
           durationMs: Math.round(seconds * 1e6) / 1e3,
-          ...(res.writableFinished ? {} : { aborted: true }),
+          aborted: res.writableFinished ? undefined : true,
         },
         'request',
       );

@@ -73,6 +73,35 @@ export function renderError(err: unknown, logger: Logger, context: Record<string
   return errorReply(error);
 }
 
+/**
+ * A reply that never varies, built once for every request that gets it (a 401, a miss's 404, a
+ * 405): frozen through and through, so that nothing can change it once made (the deprecation
+ * headers go on a copy), with its wire form made once beside it.
+ */
+export function fixedReply(error: ApiError): Reply {
+  const reply = errorReply(Object.freeze(error));
+  Object.freeze(reply.body);
+  Object.freeze(reply.headers);
+  const wire = serialize(Object.freeze(reply));
+  Object.freeze(wire.headers);
+  fixedWires.set(reply, Object.freeze(wire));
+  return reply;
+}
+
+/** Whether fixedReply made this reply: then it is the same, unchanged, every time it is sent. */
+export function isFixedReply(reply: Reply): boolean {
+  return fixedWires.has(reply);
+}
+
+/** A reply's head and body as they go on the wire. */
+interface Wire {
+  readonly headers: Readonly<Record<string, string | number>>;
+  readonly payload: string | undefined;
+}
+
+/** The wire form of every fixed reply, made with it. */
+const fixedWires = new WeakMap<Reply, Wire>();
+
 /** A reply's head and body as they go on the wire: JSON as exactly `application/json`, with a Content-Length. */
 function serialize(reply: Reply): { headers: Record<string, string | number>; payload: string | undefined } {
   const headers: Record<string, string | number> = { ...reply.headers };
@@ -85,7 +114,7 @@ function serialize(reply: Reply): { headers: Record<string, string | number>; pa
 
 /** Writes a checked reply. The body goes to `end` as a string, so Node sends it in one write with the head. */
 export function sendReply(res: ServerResponse, reply: Reply): void {
-  const { headers, payload } = serialize(reply);
+  const { headers, payload } = fixedWires.get(reply) ?? serialize(reply);
   res.writeHead(reply.status, headers);
   if (payload === undefined) res.end();
   else res.end(payload, 'utf8');
