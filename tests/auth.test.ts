@@ -5,7 +5,7 @@ import { expectConforms } from './helpers/contract';
 import { documentWithNotes } from './helpers/documents';
 import { defineHandler, type HandlerDefinitions } from '../src/http/handlers';
 import { eachStore } from './helpers/store-suite';
-import { addKey, order } from './helpers/store';
+import { addKey, freshStore, order, tempDir } from './helpers/store';
 
 eachStore((s) => {
   let key: string;
@@ -133,5 +133,29 @@ eachStore((s) => {
         expect((await post([{ [scheme]: [] }])).status).toBe(401);
       },
     );
+  });
+});
+
+// SQLite answers the key check in-process, at once (findActiveKeyNow); a check it cannot make is
+// the store's failure, never a refused key and never a pass.
+describe('a key check the SQLite store cannot make', () => {
+  test('is a 503 Error, not a 401', async () => {
+    const tmp = tempDir();
+    const { store } = freshStore(tmp.dir);
+    try {
+      const key = await addKey(store);
+      await store.importOrders([order({ id: 1 })]);
+      const app = await createApp({ store });
+      expect((await request(app).get('/v1/store/orders').set('Authorization', `Bearer ${key}`)).status).toBe(200);
+      await store.close();
+
+      const res = await request(app).get('/v1/store/orders').set('Authorization', `Bearer ${key}`);
+
+      expect(res.status).toBe(503);
+      expect(res.body).toEqual({ code: 'service_unavailable', message: 'The order store is unavailable', status: 503 });
+      await expectConforms(res, 'listOrders');
+    } finally {
+      tmp.cleanup();
+    }
   });
 });

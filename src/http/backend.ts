@@ -70,6 +70,9 @@ export type Dispatch = (request: RoutedRequest, res: ServerResponse) => Promise<
 
 type SecurityResult = { keyName: string } | { error: 'missing' | 'invalid' | Error };
 
+const keyResult = (keyName: string | null): SecurityResult => (keyName === null ? { error: 'invalid' } : { keyName });
+const storeFailed = (err: unknown): SecurityResult => ({ error: err instanceof Error ? err : new Error(String(err)) });
+
 /** What the security step found: each checked scheme's result, and whether one of the operation's requirements is met. */
 interface Security {
   results: ReadonlyMap<string, SecurityResult | undefined>;
@@ -184,17 +187,19 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
    * The security handler of each scheme the dispatcher can check: the document's bearer key. A Map,
    * so that a scheme the document names `constructor` or `__proto__` finds no handler, not Object's.
    */
-  const securityHandlers = new Map<string, (headers: IncomingMessage['headers']) => Promise<SecurityResult>>([
+  const securityHandlers = new Map<string, (headers: IncomingMessage['headers']) => SecurityResult | Promise<SecurityResult>>([
     [
       BEARER,
-      async (headers) => {
+      (headers) => {
         const token = parseBearer(headers.authorization);
         if (token === null) return { error: 'missing' };
+        const keyHash = hashKey(token);
+        // A store that answers in-process answers at once: the request's key check then takes no turn of the event loop.
+        if (store.findActiveKeyNow === undefined) return store.findActiveKey(keyHash).then(keyResult, storeFailed);
         try {
-          const keyName = await store.findActiveKey(hashKey(token));
-          return keyName === null ? { error: 'invalid' } : { keyName };
+          return keyResult(store.findActiveKeyNow(keyHash));
         } catch (err) {
-          return { error: err instanceof Error ? err : new Error(String(err)) };
+          return storeFailed(err);
         }
       },
     ],
@@ -205,19 +210,33 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
    * authorized when every scheme of one requirement passed (OpenAPI's rule, and openapi-backend's).
    * A scheme without a handler fails, so an operation can never be opened by a scheme nobody checks.
    */
-  const authenticate = async (operation: Operation, headers: IncomingMessage['headers']): Promise<Security> => {
+  const authenticate = (operation: Operation, headers: IncomingMessage['headers']): Security | Promise<Security> => {
     const requirements = operation.security ?? [];
+    const schemes = schemesOf.get(operation.operationId) ?? [];
     const results = new Map<string, SecurityResult | undefined>();
-    for (const requirement of requirements) {
-      for (const scheme of Object.keys(requirement)) {
-        if (!results.has(scheme)) results.set(scheme, await securityHandlers.get(scheme)?.(headers));
-      }
-    }
     const passed = (scheme: string): boolean => {
       const result = results.get(scheme);
       return result !== undefined && !('error' in result);
     };
-    return { results, authorized: requirements.length === 0 || requirements.some((requirement) => Object.keys(requirement).every(passed)) };
+    // One scheme after another, each handler's answer taken as soon as it has one.
+    const from = (first: number): Security | Promise<Security> => {
+      for (let i = first; i < schemes.length; i += 1) {
+        const scheme = schemes[i]!;
+        const result = securityHandlers.get(scheme)?.(headers);
+        if (result instanceof Promise) {
+          return result.then((settled) => {
+            results.set(scheme, settled);
+            return from(i + 1);
+          });
+        }
+        results.set(scheme, result);
+      }
+      return {
+        results,
+        authorized: requirements.length === 0 || requirements.some((requirement) => Object.keys(requirement).every(passed)),
+      };
+    };
+    return from(0);
   };
 
   /** The 401 for a request that met none of its operation's requirements; a 503 when the store could not be asked. */
@@ -227,9 +246,24 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
     return result && 'error' in result && result.error === 'invalid' ? INVALID_KEY : NO_KEY;
   };
 
-  /** Steps 6 to 8 for a matched operation: authenticate, validate, then its handler with typed inputs. */
-  const answer = async (operation: RoutedOperation, request: RoutedRequest, routed: BackendRequest): Promise<Reply> => {
-    const security = await authenticate(operation, request.headers);
+  /**
+   * Steps 6 to 8 for a matched operation: authenticate, validate, then its handler with typed
+   * inputs. A reply known without waiting (a 401 from a store that answers at once, a 400) is
+   * answered at once; the handler's reply comes as a promise.
+   */
+  const answer = (operation: RoutedOperation, request: RoutedRequest, routed: BackendRequest): Reply | Promise<Reply> => {
+    const security = authenticate(operation, request.headers);
+    if (security instanceof Promise) return security.then((settled) => authorized(operation, request, routed, settled));
+    return authorized(operation, request, routed, security);
+  };
+
+  /** Steps 7 and 8, once the security step has found what it found. */
+  const authorized = (
+    operation: RoutedOperation,
+    request: RoutedRequest,
+    routed: BackendRequest,
+    security: Security,
+  ): Reply | Promise<Reply> => {
     if (!security.authorized) return unauthorizedReply(operation, request, security);
     const operationId = operation.operationId!;
     const read = inputReaders.get(operationId);
@@ -247,12 +281,19 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
     // 8. handle
     const handle = handlers.get(operationId);
     if (handle === undefined) return failure(operation, request, new Error(`no handler is registered for ${operationId}`));
-    try {
+    return handled(operation, request, () => {
       if (read === undefined) throw new Error(`no input reader for ${operationId}`);
       const keyName = (security.results.get(BEARER) as { keyName?: string } | undefined)?.keyName;
       // The inputs are typed per operation in OperationHandler; here, where every operation meets,
       // they are the converted values the reader built from the document.
-      return await handle({ ...read(raw), body: parsed.requestBody as unknown, keyName } as never);
+      return handle({ ...read(raw), body: parsed.requestBody as unknown, keyName } as never);
+    });
+  };
+
+  /** The handler's reply; whatever it throws or rejects with becomes the Error reply. */
+  const handled = async (operation: Operation, request: RoutedRequest, call: () => Promise<Reply> | Reply): Promise<Reply> => {
+    try {
+      return await call();
     } catch (err) {
       return failure(operation, request, err);
     }
@@ -271,6 +312,15 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
     logger.warn({ apiVersion: version, operations: mocked }, 'operations answer mocks from the document until their handlers are written');
   }
   const arrayItems = compileArrayItems(api.getOperations(), contractAjv);
+  // Each operation's security schemes, each once, in the order its requirements name them.
+  const schemesOf = new Map(
+    api
+      .getOperations()
+      .map((operation) => [
+        operation.operationId,
+        [...new Set((operation.security ?? []).flatMap((requirement) => Object.keys(requirement)))],
+      ]),
+  );
   const inputReaders = new Map(
     api.getOperations().map((operation) => [operation.operationId, compileInputReader(operation, { undeclared: router.undeclaredQuery })]),
   );
@@ -287,13 +337,14 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
       await checkAndSend(undefined, request, res, missReply(request.path));
       return;
     }
-    let reply: Reply;
+    let reply: Reply | Promise<Reply>;
     try {
       const body = request.body !== undefined && request.body.length > 0 ? requestBodyOf(operation, request) : undefined;
-      reply = await answer(operation, request, { method, path: request.path, query: request.query, headers, body });
+      reply = answer(operation, request, { method, path: request.path, query: request.query, headers, body });
     } catch (err) {
       reply = failure(operation, request, err);
     }
+    if (reply instanceof Promise) reply = await reply.catch((err: unknown) => failure(operation, request, err));
     // 9. check, send
     await checkAndSend(operation, request, res, reply);
   };

@@ -108,6 +108,12 @@ export interface Store {
   revokeKey(name: string): Promise<boolean>;
   /** The name of the active key with this hash, or null. */
   findActiveKey(keyHash: string): Promise<string | null>;
+  /**
+   * The same answer as findActiveKey, at once, from a store that answers in-process (SQLite), so
+   * that a request's key check takes no turn of the event loop; absent where every answer is a
+   * round trip (PostgreSQL).
+   */
+  findActiveKeyNow?(keyHash: string): string | null;
   /** Resolves when the store answers a trivial query. */
   ping(): Promise<void>;
   /** Releases the store; further calls fail. */

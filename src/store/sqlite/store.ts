@@ -330,6 +330,10 @@ class SqliteStore implements Store {
   }
 
   async findActiveKey(keyHash: string): Promise<string | null> {
+    return this.findActiveKeyNow(keyHash);
+  }
+
+  findActiveKeyNow(keyHash: string): string | null {
     return this.guard(() => this.statements.findKey.get(keyHash)?.name ?? null);
   }
 
