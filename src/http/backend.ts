@@ -90,7 +90,7 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
   const onViolation = options.onViolation ?? (() => undefined);
   const onDeprecatedCall = options.onDeprecatedCall ?? (() => undefined);
   const deprecations = deprecationHeaders(document);
-  const passed: PassedReplies = { errors: new Set(), fixed: new WeakMap() };
+  const passedReplies: PassedReplies = { errors: new Set(), fixed: new WeakMap() };
   const contractAjv = createContractAjv(document);
   const validateError = contractAjv.compile<unknown>(document.components?.schemas?.Error as object);
 
@@ -137,7 +137,7 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
     const problem =
       reply.stream && !items
         ? `status ${reply.status} of ${operationId} is not a JSON array that can be streamed`
-        : contractProblem(api, validateError, passed, operation, reply);
+        : contractProblem(api, validateError, passedReplies, operation, reply);
     if (problem) {
       await reply.stream?.close();
       violation(problem, 'sending 500 instead');
