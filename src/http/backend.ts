@@ -432,17 +432,24 @@ function contractProblem(
   operation: Operation | undefined,
   reply: Reply,
 ): string | null {
+  const memory = rememberedAs(passed, operation, reply);
+  if (memory?.set.has(memory.key)) return null;
+  const problem = responseProblem(api, validateError, operation, reply);
+  if (problem === null) memory?.set.add(memory.key);
+  return problem;
+}
+
+/** Where `passed` remembers a reply like this one, and under what key; undefined for a reply it cannot vouch for. */
+function rememberedAs(
+  passed: PassedReplies,
+  operation: Operation | undefined,
+  reply: Reply,
+): { set: Set<string>; key: string } | undefined {
   if (isFixedReply(reply)) {
-    const operationId = operation?.operationId ?? '-';
-    const operations = passed.fixed.get(reply);
-    if (operations?.has(operationId)) return null;
-    const problem = responseProblem(api, validateError, operation, reply);
-    if (problem === null) passed.fixed.set(reply, (operations ?? new Set()).add(operationId));
-    return problem;
+    let set = passed.fixed.get(reply);
+    if (set === undefined) passed.fixed.set(reply, (set = new Set()));
+    return { set, key: operation?.operationId ?? '-' };
   }
   const key = errorKey(operation, reply);
-  if (key !== undefined && passed.errors.has(key)) return null;
-  const problem = responseProblem(api, validateError, operation, reply);
-  if (problem === null && key !== undefined) passed.errors.add(key);
-  return problem;
+  return key === undefined ? undefined : { set: passed.errors, key };
 }

@@ -7,7 +7,9 @@ import { ImportConflictError, type ImportRecord } from '../types';
 import { guard, sqliteCode, translate } from './errors';
 
 const STAGING = 'temp.import_staging';
-const READY = 'temp.import_ready';
+/** The twin of `orders` the records are settled into, in the temp database. */
+const TWIN = 'import_ready';
+const READY = `temp.${TWIN}`;
 
 /**
  * Imports records through connection-private tables, so that the file streams in without holding
@@ -195,8 +197,8 @@ export function twinOfOrders(db: Database.Database): { table: string; indexes: s
   const [table, ...indexes] = schema;
   if (table?.type !== 'table') throw new Error('the orders table is missing');
   return {
-    table: twin(table.sql, TABLE_HEAD, (create) => `${create} TEMP TABLE import_ready (`),
-    indexes: indexes.map(({ sql }, n) => twin(sql, INDEX_HEAD, (create) => `${create} INDEX temp.import_ready_${n} ON import_ready (`)),
+    table: twin(table.sql, TABLE_HEAD, (create) => `${create} TEMP TABLE ${TWIN} (`),
+    indexes: indexes.map(({ sql }, n) => twin(sql, INDEX_HEAD, (create) => `${create} INDEX temp.${TWIN}_${n} ON ${TWIN} (`)),
   };
 }
 
