@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import Database from 'better-sqlite3';
-import { ImportConflictError } from '../src/store';
+import { ImportConflictError, type Store } from '../src/store';
 import { instantKeySql } from '../src/store/date-time-sql';
 import { MOVE_SQL, twinOfOrders } from '../src/store/sqlite/import';
 import { freshStore, order, rowsOf, tempDir } from './helpers/store';
@@ -63,7 +63,7 @@ describe('the twin of the orders table that the SQLite import moves from', () =>
  * an import that starts meanwhile checks its records against the orders as they were, and takes
  * the lock only after that order is in.
  */
-async function whileAnotherWriterAdds(file: string, id: number, during: () => Promise<unknown>): Promise<void> {
+async function whileAnotherWriterAdds<T>(file: string, id: number, during: () => Promise<T>): Promise<T> {
   const script = `
     const Database = require(${JSON.stringify(require.resolve('better-sqlite3'))});
     const db = new Database(${JSON.stringify(file)}, { timeout: 10000 });
@@ -84,9 +84,20 @@ async function whileAnotherWriterAdds(file: string, id: number, during: () => Pr
     child.on('close', () => reject(new Error('the other writer ended before it held the lock')));
   });
   try {
-    await during();
+    return await during();
   } finally {
     expect(await exited).toBe(0);
+  }
+}
+
+/** A fresh SQLite store holding orders with these ids, for one test, closed after it. */
+async function withStore(ids: number[], test: (store: Store, file: string) => Promise<void>): Promise<void> {
+  const { store, file } = freshStore(tmp.dir);
+  try {
+    await store.importOrders(ids.map((id) => order({ id })));
+    await test(store, file);
+  } finally {
+    await store.close();
   }
 }
 
@@ -96,48 +107,30 @@ describe('an import that another import overtakes between its checks and the wri
   test.each([
     ['an empty store', [], [7]],
     ['a store whose largest id stays', [10], [7, 10]],
-  ])('reports an id the other one took meanwhile, by its record, and imports nothing (%s)', async (_, before, after) => {
-    const { store, file } = freshStore(tmp.dir);
-    try {
-      await store.importOrders(before.map((id) => order({ id })));
-      let result: unknown;
-      await whileAnotherWriterAdds(file, 7, async () => {
-        result = await store.importOrders([order({ id: 5 }), order({ id: 7 }), order({ id: 9 })]).catch((err: unknown) => err);
-      });
+  ])('reports an id the other one took meanwhile, by its record, and imports nothing (%s)', (_, before, after) =>
+    withStore(before, async (store, file) => {
+      const result = await whileAnotherWriterAdds(file, 7, () =>
+        store.importOrders([order({ id: 5 }), order({ id: 7 }), order({ id: 9 })]).catch((err: unknown) => err),
+      );
 
       expect(result).toBeInstanceOf(ImportConflictError);
       expect(result).toMatchObject({ index: 1, conflict: { kind: 'id_taken', id: 7 } });
       expect(rowsOf(file).map((row) => row.id)).toEqual(after);
-    } finally {
-      await store.close();
-    }
-  });
+    }),
+  );
 
-  test('numbers the records without an id after the largest id the other one added', async () => {
-    const { store, file } = freshStore(tmp.dir);
-    try {
-      await store.importOrders([order({ id: 10 })]);
-      let imported: number | undefined;
-      await whileAnotherWriterAdds(file, 100, async () => {
-        imported = await store.importOrders([order(), order({ id: 50 }), order()]);
-      });
+  test('numbers the records without an id after the largest id the other one added', () =>
+    withStore([10], async (store, file) => {
+      const imported = await whileAnotherWriterAdds(file, 100, () => store.importOrders([order(), order({ id: 50 }), order()]));
 
       expect(imported).toBe(3);
       expect(rowsOf(file).map((row) => row.id)).toEqual([10, 50, 100, 101, 102]);
-    } finally {
-      await store.close();
-    }
-  });
+    }));
 
-  test('goes ahead as checked when the other one added an order that changes nothing for it', async () => {
-    const { store, file } = freshStore(tmp.dir);
-    try {
-      await store.importOrders([order({ id: 10 })]);
+  test('goes ahead as checked when the other one added an order that changes nothing for it', () =>
+    withStore([10], async (store, file) => {
       await whileAnotherWriterAdds(file, 3, () => store.importOrders([order({ id: 4 }), order()]));
 
       expect(rowsOf(file).map((row) => row.id)).toEqual([3, 4, 10, 11]);
-    } finally {
-      await store.close();
-    }
-  });
+    }));
 });
