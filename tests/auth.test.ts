@@ -136,7 +136,7 @@ eachStore((s) => {
   });
 });
 
-// SQLite answers the key check in-process, at once (findActiveKeyNow); a check it cannot make is
+// SQLite answers the key check in-process, at once (not as a promise); a check it cannot make is
 // the store's failure, never a refused key and never a pass.
 describe('a key check the SQLite store cannot make', () => {
   test('is a 503 Error, not a 401', async () => {

@@ -174,6 +174,43 @@ eachStore((s) => {
     await expectConforms(res, 'listOrders');
   });
 
+  // A handler may answer at once, without a promise, when it has its reply in hand (a SQLite
+  // store's answer for an order that is not pending): what it returns or throws is treated exactly
+  // as what an async handler resolves or rejects with.
+  describe('a handler that answers at once', () => {
+    test('has its reply checked and sent', async () => {
+      const good = await createApp({ store: s.store, handlers: { cancelOrder: () => ({ status: 204 }) } });
+      const bad = await createApp({ store: s.store, handlers: { cancelOrder: () => ({ status: 200 }) as never } });
+
+      expect((await request(good).delete('/v1/store/orders/1').set(s.auth)).status).toBe(204);
+      const refused = await request(bad).delete('/v1/store/orders/1').set(s.auth);
+      expect(refused.status).toBe(500);
+      await expectConforms(refused, 'cancelOrder');
+    });
+
+    test('has what it throws become the Error reply: an ApiError as it is, anything else a 500 that tells nothing', async () => {
+      const app = await createApp({
+        store: s.store,
+        handlers: {
+          cancelOrder: ({ path }) => {
+            if (path.orderId === 7) throw new ApiError('order_not_found', 'Order 7 was not found');
+            throw new Error('SELECT * FROM secret_table failed');
+          },
+        },
+      });
+
+      const notFound = await request(app).delete('/v1/store/orders/7').set(s.auth);
+      const failed = await request(app).delete('/v1/store/orders/8').set(s.auth);
+
+      expect(notFound.status).toBe(404);
+      expect(notFound.body).toEqual({ code: 'order_not_found', message: 'Order 7 was not found', status: 404 });
+      await expectConforms(notFound, 'cancelOrder');
+      expect(failed.status).toBe(500);
+      expect(failed.text).not.toContain('secret_table');
+      await expectConforms(failed, 'cancelOrder');
+    });
+  });
+
   test('when the store is closed, requests get a 503 Error instead of a crash', async () => {
     const app = await createApp({ store: s.store });
     await s.store.close();

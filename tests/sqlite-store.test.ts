@@ -6,6 +6,7 @@ import { MIGRATIONS, migrate } from '../src/store/sqlite/migrations';
 import { openSqliteStore } from '../src/store';
 import { configureConnection } from '../src/store/sqlite/store';
 import { listAll, order, tempDir } from './helpers/store';
+import { StoreUnavailableError } from '../src/errors';
 
 const tmp = tempDir();
 afterAll(tmp.cleanup);
@@ -91,6 +92,27 @@ test('cancels arriving together commit together, each with its own outcome', asy
   expect(await store.listEtag()).not.toBe(before);
   expect((await listAll(store)).map((o) => o.id)).toEqual([3]);
   await store.close();
+});
+
+// The answers SQLite reads without a write (an order that is not pending, a key) come at once,
+// not as promises, so that a request for them takes no turn of the event loop.
+test('a cancel of an order that is not pending, and a key check, are answered at once; a pending order waits for its commit', async () => {
+  const store = openSqliteStore(file());
+  await store.importOrders([order({ id: 1 }), order({ id: 2, status: 'shipped' })]);
+  await store.createKey('ops', 'f'.repeat(64));
+
+  expect(store.cancelOrder(404)).toBe('not_found');
+  expect(store.cancelOrder(2)).toBe('shipped');
+  expect(store.findActiveKey('f'.repeat(64))).toBe('ops');
+  expect(store.findActiveKey('0'.repeat(64))).toBeNull();
+  const pending = store.cancelOrder(1);
+  expect(pending).toBeInstanceOf(Promise);
+  expect(await pending).toBe('cancelled');
+  expect(store.cancelOrder(1)).toBe('not_found');
+
+  await store.close();
+  expect(() => store.cancelOrder(1)).toThrow(StoreUnavailableError);
+  expect(() => store.findActiveKey('f'.repeat(64))).toThrow(StoreUnavailableError);
 });
 
 test('a cancel answered while an import streams in is committed on its own, even if the import then fails', async () => {

@@ -1,5 +1,6 @@
 import type { Operation } from 'openapi-backend';
 import type { ApiVersion, OperationIdOf, VersionOperations } from '../contract/types';
+import type { MaybePromise } from '../maybe-promise';
 import type { Store } from '../store';
 import { mockHandler } from './mock';
 import type { Reply, SuccessReply } from './reply';
@@ -39,13 +40,17 @@ export interface HandlerContext<V extends ApiVersion, K extends OperationIdOf<V>
   readonly keyName: string | undefined;
 }
 
-/** A handler for operation K of version V: returns one of its declared 2xx replies, or throws an ApiError. */
+/**
+ * A handler for operation K of version V: returns one of its declared 2xx replies, or throws an
+ * ApiError. It may be async; one that has its answer in hand may return or throw it at once, so
+ * that the request takes no turn of the microtask queue (cancelOrder's 404 on SQLite).
+ */
 export type OperationHandler<V extends ApiVersion, K extends OperationIdOf<V>> = (
   context: HandlerContext<V, K>,
-) => Promise<SuccessReply<V, K>>;
+) => MaybePromise<SuccessReply<V, K>>;
 
 /** A handler where every operation meets (the dispatcher): its context and reply are the document's, checked at run time. */
-export type AnyOperationHandler = (context: never) => Promise<Reply>;
+export type AnyOperationHandler = (context: never) => MaybePromise<Reply>;
 
 /** One handler per operation in version V's document; an operation without one fails the typecheck. */
 export type OperationHandlers<V extends ApiVersion = 'v1'> = { readonly [K in OperationIdOf<V>]: OperationHandler<V, K> };

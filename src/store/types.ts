@@ -1,3 +1,4 @@
+import type { MaybePromise } from '../maybe-promise';
 /** Where an order is in its life; v1's Order does not show it. */
 export type OrderStatus = 'pending' | 'shipped' | 'cancelled';
 
@@ -88,8 +89,11 @@ export interface Store {
   listEtag(): Promise<string>;
   /** Whether any order exists, cancelled or not. */
   hasOrders(): Promise<boolean>;
-  /** Atomically moves a pending order to cancelled. */
-  cancelOrder(id: number): Promise<CancelOutcome>;
+  /**
+   * Atomically moves a pending order to cancelled. A store that answers in-process (SQLite) answers
+   * at once for an order that is not pending, which needs no write; a pending order waits for its commit.
+   */
+  cancelOrder(id: number): MaybePromise<CancelOutcome>;
   /** Atomically moves a pending order to shipped. */
   shipOrder(id: number): Promise<ShipOutcome>;
   /**
@@ -106,14 +110,11 @@ export interface Store {
   listKeys(): Promise<KeyInfo[]>;
   /** Revokes the named key; false when no active key has that name. */
   revokeKey(name: string): Promise<boolean>;
-  /** The name of the active key with this hash, or null. */
-  findActiveKey(keyHash: string): Promise<string | null>;
   /**
-   * The same answer as findActiveKey, at once, from a store that answers in-process (SQLite), so
-   * that a request's key check takes no turn of the event loop; absent where every answer is a
-   * round trip (PostgreSQL).
+   * The name of the active key with this hash, or null: at once from a store that answers
+   * in-process (SQLite), so that a request's key check takes no turn of the event loop.
    */
-  findActiveKeyNow?(keyHash: string): string | null;
+  findActiveKey(keyHash: string): MaybePromise<string | null>;
   /** Resolves when the store answers a trivial query. */
   ping(): Promise<void>;
   /** Releases the store; further calls fail. */

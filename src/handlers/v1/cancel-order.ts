@@ -2,7 +2,10 @@ import { defineHandler } from '../../http/handlers';
 import { cancelPending } from '../cancel';
 
 /** cancelOrder: DELETE /store/orders/{orderId}. Cancels a pending order; a shipped one is a 409, an unknown one a 404. */
-export const cancelOrder = defineHandler('v1', 'cancelOrder', ({ store }) => async ({ path }) => {
-  await cancelPending(store, path.orderId);
-  return { status: 204 };
-});
+export const cancelOrder = defineHandler(
+  'v1',
+  'cancelOrder',
+  ({ store }) =>
+    ({ path }) =>
+      cancelPending(store, path.orderId),
+);

@@ -2,7 +2,10 @@ import { defineHandler } from '../../http/handlers';
 import { cancelPending } from '../cancel';
 
 /** cancelOrder: DELETE /store/orders/{orderId}. As in v1: a pending order is cancelled, in both versions' lists at once. */
-export const cancelOrder = defineHandler('v2', 'cancelOrder', ({ store }) => async ({ path }) => {
-  await cancelPending(store, path.orderId);
-  return { status: 204 };
-});
+export const cancelOrder = defineHandler(
+  'v2',
+  'cancelOrder',
+  ({ store }) =>
+    ({ path }) =>
+      cancelPending(store, path.orderId),
+);

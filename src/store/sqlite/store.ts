@@ -263,7 +263,7 @@ class SqliteStore implements Store {
     return this.guard(() => this.statements.anyOrder.get() !== undefined);
   }
 
-  async cancelOrder(id: number): Promise<CancelOutcome> {
+  cancelOrder(id: number): CancelOutcome | Promise<CancelOutcome> {
     return this.guard(() => {
       // An order that is not pending cannot become pending again, so reading its status outside a
       // transaction answers 404 and 409 without taking the write lock. Only a pending order goes on
@@ -329,11 +329,7 @@ class SqliteStore implements Store {
     return this.write(() => this.statements.revokeKey.run(now(), name).changes === 1);
   }
 
-  async findActiveKey(keyHash: string): Promise<string | null> {
-    return this.findActiveKeyNow(keyHash);
-  }
-
-  findActiveKeyNow(keyHash: string): string | null {
+  findActiveKey(keyHash: string): string | null {
     return this.guard(() => this.statements.findKey.get(keyHash)?.name ?? null);
   }
 
