@@ -59,7 +59,7 @@ test('SQLite: a store with rows the new rule refuses stays at schema 1, unchange
   const store = openSqliteStore(file);
   void store.close();
   const fixed = new Database(file, { readonly: true });
-  expect(fixed.prepare('SELECT max(version) FROM schema_migrations').pluck().get()).toBe(3);
+  expect(fixed.prepare('SELECT max(version) FROM schema_migrations').pluck().get()).toBe(MIGRATIONS.at(-1)!.version);
   expect(fixed.prepare('SELECT count(*) FROM orders').pluck().get()).toBe(13);
   fixed.close();
 });

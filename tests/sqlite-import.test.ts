@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
 import Database from 'better-sqlite3';
-import { ImportConflictError, type Store } from '../src/store';
+import { ImportConflictError, type ImportRecord, type Store } from '../src/store';
 import { instantKeySql } from '../src/store/date-time-sql';
-import { MOVE_SQL, twinOfOrders } from '../src/store/sqlite/import';
-import { freshStore, order, rowsOf, tempDir } from './helpers/store';
+import { MOVE_SQL, SLICE_MOVE_SQL, importThroughStaging, twinOfOrders, type PublishOptions } from '../src/store/sqlite/import';
+import { configureConnection } from '../src/store/sqlite/store';
+import { freshStore, listAll, order, rowsOf, tempDir } from './helpers/store';
 
 let tmp: ReturnType<typeof tempDir>;
 beforeAll(() => {
@@ -52,6 +53,18 @@ describe('the twin of the orders table that the SQLite import moves from', () =>
         .all()
         .map((row) => row.opcode);
       expect(fallback).toContain('MakeRecord');
+
+      // Each slice of a publish in slices moves from a twin of its own, made the same way.
+      const slice = twinOfOrders(db, 'import_slice');
+      db.exec(slice.table);
+      for (const index of slice.indexes) db.exec(index);
+      const sliceMove = db
+        .prepare<[], { opcode: string }>(`EXPLAIN ${SLICE_MOVE_SQL}`)
+        .all()
+        .map((row) => row.opcode);
+      expect(sliceMove).toEqual(expect.arrayContaining(['IdxInsert']));
+      expect(sliceMove).not.toContain('MakeRecord');
+      expect(sliceMove).not.toContain('Column');
     } finally {
       db.close();
     }
@@ -132,5 +145,184 @@ describe('an import that another import overtakes between its checks and the wri
       await whileAnotherWriterAdds(file, 3, () => store.importOrders([order({ id: 4 }), order()]));
 
       expect(rowsOf(file).map((row) => row.id)).toEqual([3, 4, 10, 11]);
+    }));
+});
+
+/** An import through a connection of its own, as `orders import` makes it, with these publish options. */
+async function importWith(file: string, records: ImportRecord[], options: PublishOptions): Promise<number> {
+  const db = new Database(file, { timeout: 5000 });
+  configureConnection(db);
+  try {
+    return await importThroughStaging(db, records, '2026-11-23T12:00:00.000Z', options);
+  } finally {
+    if (db.open) db.close();
+  }
+}
+
+/** What the import publishing now has marked, straight from the file. */
+function publishingRows(file: string): unknown[] {
+  const db = new Database(file, { readonly: true });
+  try {
+    return db.prepare('SELECT from_id FROM import_publishing').all();
+  } finally {
+    db.close();
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const eight = () => Array.from({ length: 8 }, () => order({ petId: 77 }));
+
+// An import of more than a slice, whose ids all come after the orders', is published a slice per
+// write transaction, so that a running server's cancels never wait for a whole import; its orders
+// stay out of every read and write until the last transaction shows them all at once.
+describe('an import published in slices', () => {
+  test('lets other writers in between its slices, and shows nothing of itself until its last', () =>
+    withStore([1, 2], async (store, file) => {
+      const seen: Array<Record<string, unknown>> = [];
+      let etag = '';
+      const imported = await importWith(file, eight(), {
+        sliceRows: 3,
+        afterSlice: async (slice) => {
+          if (slice === 1) {
+            // Another writer gets the lock between slices, at once.
+            expect(await store.cancelOrder(1)).toBe('cancelled');
+            etag = await store.listEtag();
+          }
+          seen.push({
+            slice,
+            inTheFile: rowsOf(file).length,
+            listed: (await listAll(store)).map((o) => o.id),
+            paged: (await store.pageOrders({ filter: {}, limit: 50 })).map((o) => o.id),
+            byPet: (await store.pageOrders({ filter: { petId: 77 }, limit: 50 })).length,
+            pending: (await store.pageOrders({ filter: { status: 'pending' }, limit: 50 })).map((o) => o.id),
+            cancel: await store.cancelOrder(4),
+            ship: await store.shipOrder(5),
+            pet: await store.petExists(77),
+            etag: await store.listEtag(),
+          });
+        },
+      });
+
+      const hidden = { listed: [2], paged: [2], byPet: 0, pending: [2], cancel: 'not_found', ship: 'not_found', pet: false, etag };
+      expect(seen).toEqual([
+        { slice: 1, inTheFile: 5, ...hidden },
+        { slice: 2, inTheFile: 8, ...hidden },
+        { slice: 3, inTheFile: 10, ...hidden },
+      ]);
+      expect(imported).toBe(8);
+      expect((await listAll(store)).map((o) => o.id)).toEqual([2, 3, 4, 5, 6, 7, 8, 9, 10]);
+      expect(await store.listEtag()).not.toBe(etag);
+      expect(await store.cancelOrder(4)).toBe('cancelled');
+      expect(await store.petExists(77)).toBe(true);
+      expect(publishingRows(file)).toEqual([]);
+    }));
+
+  test('that fails on the way removes what it had published, and the next import numbers from where the orders end', () =>
+    withStore([1, 2], async (store, file) => {
+      const failed = await importWith(file, eight(), {
+        sliceRows: 3,
+        afterSlice: (slice) => {
+          if (slice === 2) throw new Error('the disk went away');
+        },
+      }).catch((err: unknown) => err);
+
+      expect(failed).toEqual(new Error('the disk went away'));
+      expect(rowsOf(file).map((row) => row.id)).toEqual([1, 2]);
+      expect(publishingRows(file)).toEqual([]);
+      expect(await store.importOrders([order(), order()])).toBe(2);
+      expect(rowsOf(file).map((row) => row.id)).toEqual([1, 2, 3, 4]);
+    }));
+
+  test('whose importer died stays hidden, and the next import removes it once its lease has run out', () =>
+    withStore([1, 2], async (store, file) => {
+      const importer = new Database(file, { timeout: 5000 });
+      configureConnection(importer);
+      // The importer's connection goes away after two slices, as with a killed process: its clean-up cannot run.
+      const died = await importThroughStaging(importer, eight(), '2026-11-23T12:00:00.000Z', {
+        sliceRows: 3,
+        leaseMs: 300,
+        afterSlice: (slice) => {
+          if (slice === 2) importer.close();
+        },
+      }).catch((err: unknown) => err);
+
+      expect(String(died)).toContain('The database connection is not open');
+      expect(rowsOf(file).map((row) => row.id)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+      expect((await listAll(store)).map((o) => o.id)).toEqual([1, 2]);
+      expect(await store.cancelOrder(3)).toBe('not_found');
+
+      await sleep(400);
+      expect(await store.importOrders([order(), order({ id: 5 })])).toBe(2);
+      expect(rowsOf(file).map((row) => row.id)).toEqual([1, 2, 5, 6]);
+      expect((await listAll(store)).map((o) => o.id)).toEqual([1, 2, 5, 6]);
+      expect(publishingRows(file)).toEqual([]);
+    }));
+
+  test('makes another import wait for it, which then numbers its records after it', () =>
+    withStore([1, 2], async (store, file) => {
+      let other: Promise<number> | undefined;
+      let otherDone = false;
+      await importWith(file, eight(), {
+        sliceRows: 3,
+        afterSlice: async (slice) => {
+          if (slice !== 1) return;
+          other = store.importOrders([order(), order()]).finally(() => (otherDone = true));
+          await sleep(300);
+          expect(otherDone).toBe(false);
+        },
+      });
+
+      expect(await other).toBe(2);
+      expect(rowsOf(file).map((row) => row.id)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    }));
+
+  test('that stops past its lease is taken for abandoned: another import removes it and goes ahead, and it imports nothing', () =>
+    withStore([1, 2], async (store, file) => {
+      let other: Promise<number> | undefined;
+      const stopped = await importWith(file, eight(), {
+        sliceRows: 3,
+        leaseMs: 100,
+        afterSlice: async (slice) => {
+          if (slice !== 1) return;
+          await sleep(200);
+          other = store.importOrders([order(), order()]);
+          await other;
+        },
+      }).catch((err: unknown) => err);
+
+      expect(await other).toBe(2);
+      expect(String(stopped)).toContain('was abandoned; nothing was imported');
+      expect(rowsOf(file).map((row) => row.id)).toEqual([1, 2, 3, 4]);
+      expect(publishingRows(file)).toEqual([]);
+    }));
+
+  test('is used for records with ids below every order’s too, hidden by their span', () =>
+    withStore([100, 101], async (store, file) => {
+      const listed: number[][] = [];
+      await importWith(
+        file,
+        [1, 2, 3, 4, 5, 6, 7].map((id) => order({ id })),
+        { sliceRows: 3, afterSlice: async () => void listed.push((await listAll(store)).map((o) => o.id)) },
+      );
+
+      expect(listed).toEqual([
+        [100, 101],
+        [100, 101],
+        [100, 101],
+      ]);
+      expect((await listAll(store)).map((o) => o.id)).toEqual([1, 2, 3, 4, 5, 6, 7, 100, 101]);
+    }));
+
+  test('is not used when an order’s id falls among the records’: those move in one transaction, as before', () =>
+    withStore([1, 20], async (store, file) => {
+      const slices: number[] = [];
+      await importWith(
+        file,
+        [5, 25, 6, 26, 7].map((id) => order({ id })),
+        { sliceRows: 2, afterSlice: (slice) => void slices.push(slice) },
+      );
+
+      expect(slices).toEqual([]);
+      expect(rowsOf(file).map((row) => row.id)).toEqual([1, 5, 6, 7, 20, 25, 26]);
     }));
 });

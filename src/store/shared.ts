@@ -64,10 +64,11 @@ function snapshotOf(etag: string, orders: OrderRecord[]): OrderSnapshot {
 /**
  * The move of a pending order to cancelled or shipped, with its timestamp, in every store: one
  * conditional update, so that of concurrent moves of one order exactly one happens. `$1` is the
- * time, `$2` the id.
+ * time, `$2` the id; `visible`, the store's conditions on the orders it may touch (SQLite's PUBLISHED).
  */
-export function movePendingSql(to: 'cancelled' | 'shipped'): string {
-  return `UPDATE orders SET status = '${to}', ${to === 'cancelled' ? 'cancelled_at' : 'shipped_at'} = $1 WHERE id = $2 AND status = 'pending'`;
+export function movePendingSql(to: 'cancelled' | 'shipped', visible: readonly string[] = []): string {
+  const where = ['id = $2', `status = 'pending'`, ...visible].join(' AND ');
+  return `UPDATE orders SET status = '${to}', ${to === 'cancelled' ? 'cancelled_at' : 'shipped_at'} = $1 WHERE ${where}`;
 }
 
 /**
@@ -131,9 +132,9 @@ export const PAGE_INDEXES_SQL = `
  * index orders by id only below its equality columns, so the page is the union of one branch per
  * (status, complete) pair the filter allows, each read in id order from orders_page and cut at
  * `limit`, then merged: at most four branches of at most `limit` rows, however many orders the
- * store holds.
+ * store holds. `visible` are the store's conditions on the orders it may show (SQLite's PUBLISHED).
  */
-export function pageQuery({ filter, after, limit }: PageRequest): { text: string; values: unknown[] } {
+export function pageQuery({ filter, after, limit }: PageRequest, visible: readonly string[] = []): { text: string; values: unknown[] } {
   const values: unknown[] = [];
   const placeholder = (value: unknown): string => {
     values.push(value);
@@ -142,7 +143,7 @@ export function pageQuery({ filter, after, limit }: PageRequest): { text: string
   const { status, petId, complete, shipFrom, shipTo } = filter;
   /** One branch: the orders not cancelled that meet `equal` and the ship range, after the keyset, in id order. */
   const branch = (equal: string[], keyset: number | undefined): string => {
-    const where = [`status <> 'cancelled'`, ...equal];
+    const where = [`status <> 'cancelled'`, ...visible, ...equal];
     if (shipFrom !== undefined) where.push(`ship_at >= ${placeholder(shipFrom)}`);
     if (shipTo !== undefined) where.push(`ship_at < ${placeholder(shipTo)}`);
     if (keyset !== undefined) where.push(`id > ${placeholder(keyset)}`);

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { instantKey } from '../../contract/date-time';
 import { driveSync } from '../migration';
@@ -10,12 +11,14 @@ const STAGING = 'temp.import_staging';
 /** The twin of `orders` the records are settled into, in the temp database. */
 const TWIN = 'import_ready';
 const READY = `temp.${TWIN}`;
+/** The twin of `orders` each slice of a sliced publish is checked and indexed in, then moved from. */
+const SLICE_TWIN = 'import_slice';
 
 /**
  * Imports records through connection-private tables, so that the file streams in without holding
  * the database's write lock: records are staged one by one; then, still without the lock, checked
- * against the orders, given their ids and copied into a twin of `orders` (its definition, CHECKs
- * and indexes: publish); then moved into `orders` in one short immediate transaction. Records with
+ * against the orders, given their ids and copied into a twin of `orders` (its definition and
+ * CHECKs); then published into `orders` in short write transactions (publish). Records with
  * an id go in first; records without one then get the next ids after the largest, in file order, so
  * an assigned id never collides with one in the file.
  */
@@ -23,6 +26,7 @@ export async function importThroughStaging(
   db: Database.Database,
   records: Iterable<ImportRecord> | AsyncIterable<ImportRecord>,
   now: string,
+  options: PublishOptions = {},
 ): Promise<number> {
   guard(() => {
     dropStaging(db);
@@ -44,7 +48,9 @@ export async function importThroughStaging(
   });
   try {
     const count = await stage(db, records, now);
-    return guard(() => publish(db, count));
+    return await publish(db, count, options).catch((err: unknown) => {
+      throw translate(err);
+    });
   } finally {
     guard(() => dropStaging(db));
   }
@@ -53,6 +59,7 @@ export async function importThroughStaging(
 function dropStaging(db: Database.Database): void {
   db.exec(`DROP TABLE IF EXISTS ${STAGING}`);
   db.exec(`DROP TABLE IF EXISTS ${READY}`);
+  db.exec(`DROP TABLE IF EXISTS temp.${SLICE_TWIN}`);
 }
 
 async function stage(db: Database.Database, records: Iterable<ImportRecord> | AsyncIterable<ImportRecord>, now: string): Promise<number> {
@@ -129,42 +136,252 @@ const SETTLE_SQL: PublishSql = {
  */
 export const MOVE_SQL = `INSERT INTO main.orders SELECT * FROM ${READY}`;
 
+/** The move of one slice of a sliced publish: the same transfer, from the slice's own twin. */
+export const SLICE_MOVE_SQL = `INSERT INTO main.orders SELECT * FROM temp.${SLICE_TWIN}`;
+
 /** The largest id of the orders, or null: it changes whenever another import adds an order past it. */
 const LARGEST_ORDER_SQL = 'SELECT max(id) FROM main.orders';
 
+/** How an import publishes: the size of its slices, its lease, and (for tests) a look between slices. */
+export interface PublishOptions {
+  /** Orders per slice: an import of more is published a slice per write transaction (default 50,000). */
+  sliceRows?: number;
+  /** How long a sliced publish may go without committing a slice before another import takes it for abandoned (default 60 s). */
+  leaseMs?: number;
+  /** Called after each slice has committed, with its number (from 1). */
+  afterSlice?: (slice: number) => void | Promise<void>;
+}
+
+const SLICE_ROWS = 50_000;
+const LEASE_MS = 60_000;
+/** How often an import waiting for another's sliced publish looks again. */
+const WAIT_MS = 100;
+
 /**
  * Publishes the staged records. Everything that takes time is done before the write lock: the
- * checks against the orders and the ids (settleSteps), the copy into the twin (which checks every
- * row) and the twin's indexes. Under the lock, only the move and the revision. The checks hold
- * unless another import added orders in between: then the largest id has moved (so the ids given
- * may be wrong), or a record's id is now taken (the move fails on it). Either way the move is
- * undone and everything is done again under the lock, so the rules and the errors are those of
- * an import that ran alone.
+ * checks against the orders and the ids (settleSteps), and the copies into twins of `orders` that
+ * check every row and index it. An import of more than a slice whose span of ids holds no order's
+ * (every import without ids) is then published a slice per short write transaction, hidden until
+ * the last (publishSlices), so that a running server's cancels never wait for more than a slice.
+ * Any other is moved in one transaction, with the twin indexed as `orders` is, so that SQLite
+ * copies records and index entries as they are. One import publishes at a time: another waits.
+ *
+ * The checks hold unless another import added orders in between: then the largest id has moved
+ * (so the ids given may be wrong), or a record's id is now taken (the move fails on it). Either
+ * way the move is undone and everything is done again under the lock, in one transaction, so the
+ * rules and the errors are those of an import that ran alone.
  */
-function publish(db: Database.Database, count: number): number {
+async function publish(db: Database.Database, count: number, options: PublishOptions): Promise<number> {
+  const sliceRows = options.sliceRows ?? SLICE_ROWS;
   const largest = db.prepare<[], number | null>(LARGEST_ORDER_SQL).pluck();
-  const seen = largest.get();
-  settle(db, count);
-  try {
-    return db
-      .transaction(() => {
-        if (largest.get() !== seen) throw new OrdersMoved();
-        return move(db, count);
-      })
-      .immediate();
-  } catch (err) {
-    if (!(err instanceof OrdersMoved) && sqliteCode(err) !== 'SQLITE_CONSTRAINT_PRIMARYKEY') throw err;
+  for (;;) {
+    await publishedOrRemoved(db, options);
+    const seen = largest.get() ?? null;
+    // An import of more than a slice is checked slice by slice, in each slice's own twin, if it is published in slices.
+    const checked = count <= sliceRows;
+    settle(db, count, checked);
+    const range = db
+      .prepare<[], { first: number | null; last: number | null }>(`SELECT min(id) AS first, max(id) AS last FROM ${READY}`)
+      .get();
+    const span = range?.first == null || range.last == null ? undefined : { from: range.first, to: range.last };
+    const sliced = span !== undefined && !checked && noOrderWithin(db, span);
+    if (!sliced) {
+      if (!checked) settle(db, count, true);
+      indexTwin(db);
+    }
+    let begun: Publishing;
+    try {
+      const outcome = db
+        .transaction((): Publishing | number | 'wait' => {
+          if (publishingNow(db) !== undefined) return 'wait';
+          if ((largest.get() ?? null) !== seen) throw new OrdersMoved();
+          if (sliced) {
+            if (!noOrderWithin(db, span)) throw new OrdersMoved();
+            return startPublishing(db, span, options);
+          }
+          return move(db, count);
+        })
+        .immediate();
+      if (outcome === 'wait') continue;
+      if (typeof outcome === 'number') return outcome;
+      begun = outcome;
+    } catch (err) {
+      if (!(err instanceof OrdersMoved) && sqliteCode(err) !== 'SQLITE_CONSTRAINT_PRIMARYKEY') throw err;
+      const outcome = db
+        .transaction((): number | 'wait' => {
+          if (publishingNow(db) !== undefined) return 'wait';
+          settle(db, count, true);
+          indexTwin(db);
+          return move(db, count);
+        })
+        .immediate();
+      if (outcome === 'wait') continue;
+      return outcome;
+    }
+    return publishSlices(db, count, begun, sliceRows, options);
   }
-  return db
-    .transaction(() => {
-      settle(db, count);
-      return move(db, count);
-    })
-    .immediate();
 }
 
 /** Another import added orders between the checks and the write lock. */
 class OrdersMoved extends Error {}
+
+/** The ids of an import's orders, from the first to the last. */
+interface Span {
+  readonly from: number;
+  readonly to: number;
+}
+
+/** A sliced publish under way: its orders are those in its span, hidden while its row stands. */
+interface Publishing extends Span {
+  readonly token: string;
+}
+
+/** Whether no order has an id within the span: then the import's orders can be told apart by id alone. */
+function noOrderWithin(db: Database.Database, { from, to }: Span): boolean {
+  return (
+    db.prepare<[number, number], number | undefined>('SELECT 1 FROM main.orders WHERE id BETWEEN ? AND ? LIMIT 1').pluck().get(from, to) ===
+    undefined
+  );
+}
+
+/** The sliced publish under way, if one is: its span, owner and lease. */
+function publishingNow(db: Database.Database): { from_id: number; to_id: number; token: string; until_ms: number } | undefined {
+  return db
+    .prepare<[], { from_id: number; to_id: number; token: string; until_ms: number }>(
+      'SELECT from_id, to_id, token, until_ms FROM main.import_publishing',
+    )
+    .get();
+}
+
+/** In the write lock: marks the orders in the span as this import's, hidden until it is published. */
+function startPublishing(db: Database.Database, { from, to }: Span, options: PublishOptions): Publishing {
+  const token = randomUUID();
+  db.prepare('INSERT INTO main.import_publishing (one, from_id, to_id, token, until_ms) VALUES (1, ?, ?, ?, ?)').run(
+    from,
+    to,
+    token,
+    leaseEnd(options),
+  );
+  return { from, to, token };
+}
+
+function leaseEnd(options: PublishOptions): number {
+  return Date.now() + (options.leaseMs ?? LEASE_MS);
+}
+
+/**
+ * In the write lock: throws unless the publish under way is still this one (another import took it
+ * for abandoned, and removed its rows, after it had gone a whole lease without a slice), and renews its lease.
+ */
+function stillOurs(db: Database.Database, publishing: Publishing, options: PublishOptions): void {
+  if (publishingNow(db)?.token !== publishing.token) {
+    throw new Error(
+      `the import went ${(options.leaseMs ?? LEASE_MS) / 1000} s without publishing a slice and was abandoned; nothing was imported`,
+    );
+  }
+  db.prepare('UPDATE main.import_publishing SET until_ms = ?').run(leaseEnd(options));
+}
+
+/**
+ * Publishes the settled rows into `orders` a slice at a time: each slice checked and indexed in a
+ * twin of its own, then moved from it (SQLite's transfer) in a write transaction of its own, while
+ * every read and write of the store leaves them out (the orders in its span, while
+ * import_publishing has its row: PUBLISHED, in ./rows.ts); then, in a last short transaction,
+ * shows them all at once with the new revision. A publish that fails on the way removes what it
+ * published; one whose process dies is removed by the next import, once its lease has run out.
+ */
+async function publishSlices(
+  db: Database.Database,
+  count: number,
+  publishing: Publishing,
+  sliceRows: number,
+  options: PublishOptions,
+): Promise<number> {
+  const next = db.prepare<[number, number], number | null>(`SELECT id FROM ${READY} WHERE id >= ? ORDER BY id LIMIT 1 OFFSET ?`).pluck();
+  const { table, indexes } = twinOfOrders(db, SLICE_TWIN);
+  try {
+    let from: number | null = publishing.from;
+    for (let n = 1; from !== null; n += 1) {
+      const until: number | null = next.get(from, sliceRows) ?? null;
+      // Outside the lock: the slice checked (its twin's CHECKs) and indexed in a twin of its own ...
+      db.exec(`DROP TABLE IF EXISTS temp.${SLICE_TWIN}`);
+      db.exec(table);
+      db.prepare(
+        `INSERT INTO temp.${SLICE_TWIN} (id, ${COLUMNS}) SELECT id, ${COLUMNS} FROM ${READY} WHERE id >= ? AND id < ? ORDER BY id`,
+      ).run(from, until ?? MAX_ID);
+      for (const index of indexes) db.exec(index);
+      // ... so that under the lock SQLite copies its records and index entries as they are.
+      db.transaction(() => {
+        stillOurs(db, publishing, options);
+        db.exec(SLICE_MOVE_SQL);
+      }).immediate();
+      from = until;
+      await options.afterSlice?.(n);
+    }
+    return db
+      .transaction(() => {
+        stillOurs(db, publishing, options);
+        db.prepare('DELETE FROM main.import_publishing').run();
+        return driveSync(revisionSteps(count), take(db));
+      })
+      .immediate();
+  } catch (err) {
+    try {
+      await removeHidden(db, publishing, options);
+    } catch {
+      // Its lease runs out, and the next import removes them.
+    }
+    throw err;
+  }
+}
+
+/** Above every id. */
+const MAX_ID = Number.MAX_SAFE_INTEGER + 1;
+
+/**
+ * Waits while another import publishes in slices, and removes what one that was abandoned (its
+ * lease run out: its process died, or stopped) had published, so that the checks and ids of this
+ * import are made against the orders as they will stay.
+ */
+async function publishedOrRemoved(db: Database.Database, options: PublishOptions): Promise<void> {
+  for (;;) {
+    const now = publishingNow(db);
+    if (now === undefined) return;
+    if (now.until_ms > Date.now()) {
+      await new Promise((resolve) => setTimeout(resolve, WAIT_MS));
+      continue;
+    }
+    const taken = db
+      .transaction((): Publishing | undefined => {
+        const still = publishingNow(db);
+        if (still === undefined || still.until_ms > Date.now()) return undefined;
+        const token = randomUUID();
+        db.prepare('UPDATE main.import_publishing SET token = ?, until_ms = ?').run(token, leaseEnd(options));
+        return { from: still.from_id, to: still.to_id, token };
+      })
+      .immediate();
+    if (taken !== undefined) await removeHidden(db, taken, options);
+  }
+}
+
+/** Removes a sliced publish's hidden orders a slice per write transaction, then its mark. */
+async function removeHidden(db: Database.Database, publishing: Publishing, options: PublishOptions): Promise<void> {
+  const remove = db.prepare<[number, number, number]>(
+    'DELETE FROM main.orders WHERE id IN (SELECT id FROM main.orders WHERE id BETWEEN ? AND ? ORDER BY id LIMIT ?)',
+  );
+  for (;;) {
+    const removed = db
+      .transaction(() => {
+        stillOurs(db, publishing, options);
+        const { changes } = remove.run(publishing.from, publishing.to, options.sliceRows ?? SLICE_ROWS);
+        if (changes === 0) db.prepare('DELETE FROM main.import_publishing').run();
+        return changes;
+      })
+      .immediate();
+    if (removed === 0) return;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
 
 /** Runs publish steps on the connection: `rows` answers its rows, `run` answers nothing. */
 function take(db: Database.Database) {
@@ -175,20 +392,27 @@ function take(db: Database.Database) {
   };
 }
 
-/** Makes the twin of `orders` afresh and settles the staged records into it, then indexes it as `orders` is indexed. */
-function settle(db: Database.Database, count: number): void {
-  const { table, indexes } = twinOfOrders(db);
+/**
+ * Settles the staged records (settleSteps) into a fresh ${READY}: the twin of `orders`, which checks
+ * every row, or (`checked` false, for a publish in slices, which checks each slice in a twin of its
+ * own) a table of the same columns that checks nothing.
+ */
+function settle(db: Database.Database, count: number, checked: boolean): void {
   db.exec(`DROP TABLE IF EXISTS ${READY}`);
-  db.exec(table);
+  db.exec(checked ? twinOfOrders(db).table : `CREATE TEMP TABLE ${TWIN} (id INTEGER PRIMARY KEY, ${COLUMNS})`);
   driveSync(settleSteps(SETTLE_SQL, count), take(db));
-  for (const index of indexes) db.exec(index);
+}
+
+/** Indexes the twin as `orders` is indexed, so that the move copies index entries as they are. */
+function indexTwin(db: Database.Database): void {
+  for (const index of twinOfOrders(db).indexes) db.exec(index);
 }
 
 /**
- * The statements that make the twin of `orders` (in the temp database, as ${READY}) and its indexes:
+ * The statements that make a twin of `orders` (in the temp database, named `name`) and its indexes:
  * the schema's own `CREATE TABLE` and `CREATE INDEX` statements, only their heads rewritten.
  */
-export function twinOfOrders(db: Database.Database): { table: string; indexes: string[] } {
+export function twinOfOrders(db: Database.Database, name = TWIN): { table: string; indexes: string[] } {
   const schema = db
     .prepare<[], { type: string; sql: string }>(
       `SELECT type, sql FROM main.sqlite_schema WHERE tbl_name = 'orders' AND sql IS NOT NULL ORDER BY type = 'index', name`,
@@ -197,8 +421,8 @@ export function twinOfOrders(db: Database.Database): { table: string; indexes: s
   const [table, ...indexes] = schema;
   if (table?.type !== 'table') throw new Error('the orders table is missing');
   return {
-    table: twin(table.sql, TABLE_HEAD, (create) => `${create} TEMP TABLE ${TWIN} (`),
-    indexes: indexes.map(({ sql }, n) => twin(sql, INDEX_HEAD, (create) => `${create} INDEX temp.${TWIN}_${n} ON ${TWIN} (`)),
+    table: twin(table.sql, TABLE_HEAD, (create) => `${create} TEMP TABLE ${name} (`),
+    indexes: indexes.map(({ sql }, n) => twin(sql, INDEX_HEAD, (create) => `${create} INDEX temp.${name}_${n} ON ${name} (`)),
   };
 }
 

@@ -109,6 +109,24 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE store_meta ADD COLUMN cursor_secret TEXT;
     `,
   },
+  {
+    version: 4,
+    name: 'imports published in slices',
+    // While its one row stands, an import is being published a slice per write transaction: the
+    // orders with ids from from_id to to_id are its own (no other order has one), and every read
+    // and write leaves them out (PUBLISHED, in ./rows.ts) until its last transaction removes the
+    // row. until_ms is the importer's lease, renewed with each slice: past it, the next import
+    // removes those orders.
+    sql: `
+      CREATE TABLE import_publishing (
+        one      INTEGER PRIMARY KEY CHECK (one = 1),
+        from_id  INTEGER NOT NULL,
+        to_id    INTEGER NOT NULL,
+        token    TEXT    NOT NULL,
+        until_ms INTEGER NOT NULL
+      ) STRICT;
+    `,
+  },
 ];
 
 /**

@@ -32,7 +32,7 @@ import {
   sqlitePlaceholders,
   type OrderRow,
 } from '../shared';
-import { BEFORE_FIRST_ID, LIST_PAGE_SQL } from './rows';
+import { BEFORE_FIRST_ID, LIST_PAGE_SQL, PUBLISHED } from './rows';
 import { GroupCommit } from './group-commit';
 import { ReaderPool } from './snapshots';
 
@@ -140,11 +140,13 @@ class SqliteStore implements Store {
       meta: db.prepare<[], { store_id: string; revision: number }>(META_SQL),
       page: db.prepare<[{ after: number; limit: number }], OrderRow>(LIST_PAGE_SQL).raw(true),
       bump: db.prepare(BUMP_REVISION_SQL),
-      anyOrder: db.prepare<[], { one: number }>('SELECT 1 AS one FROM orders LIMIT 1'),
-      status: db.prepare<[number], { status: OrderStatus }>('SELECT status FROM orders WHERE id = ?'),
-      cancel: db.prepare(sqlitePlaceholders(movePendingSql('cancelled'))),
-      ship: db.prepare(sqlitePlaceholders(movePendingSql('shipped'))),
-      petExists: db.prepare<[number], { one: number }>(`SELECT 1 AS one FROM orders WHERE pet_id = ? AND status <> 'cancelled' LIMIT 1`),
+      anyOrder: db.prepare<[], { one: number }>(`SELECT 1 AS one FROM orders WHERE ${PUBLISHED} LIMIT 1`),
+      status: db.prepare<[number], { status: OrderStatus }>(`SELECT status FROM orders WHERE id = ? AND ${PUBLISHED}`),
+      cancel: db.prepare(sqlitePlaceholders(movePendingSql('cancelled', [PUBLISHED]))),
+      ship: db.prepare(sqlitePlaceholders(movePendingSql('shipped', [PUBLISHED]))),
+      petExists: db.prepare<[number], { one: number }>(
+        `SELECT 1 AS one FROM orders WHERE pet_id = ? AND status <> 'cancelled' AND ${PUBLISHED} LIMIT 1`,
+      ),
       createKey: db.prepare(sqlitePlaceholders(KEY_SQL.create)),
       listKeys: db.prepare<[], KeyInfo>(KEY_SQL.list),
       revokeKey: db.prepare(sqlitePlaceholders(KEY_SQL.revoke)),
@@ -237,7 +239,7 @@ class SqliteStore implements Store {
 
   async pageOrders(request: PageRequest): Promise<OrderRecord[]> {
     return this.guard(() => {
-      const { text, values } = pageQuery(request);
+      const { text, values } = pageQuery(request, [PUBLISHED]);
       let statement = this.pages.get(text);
       if (statement === undefined) {
         statement = this.db.prepare<unknown[], OrderRow>(sqlitePlaceholders(text)).raw(true);
