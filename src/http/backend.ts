@@ -139,6 +139,21 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
       );
     };
     const internalError = (): void => sendReply(res, withDeprecation(errorReply(new ApiError('internal_error'))));
+    const problem =
+      reply.stream && !items
+        ? `status ${reply.status} of ${operationId} is not a JSON array that can be streamed`
+        : contractProblem(api, validateError, passedReplies, operation, reply);
+    if (problem) {
+      const refuse = (): void => {
+        violation(problem, 'sending 500 instead');
+        internalError();
+      };
+      return reply.stream ? reply.stream.close().then(refuse) : refuse();
+    }
+    if (!reply.stream || !items) {
+      sendReply(res, reply);
+      return;
+    }
     const streamReply = async (stream: NonNullable<Reply['stream']>, writeItem: NonNullable<typeof items>): Promise<void> => {
       try {
         await sendJsonArray(res, stream, {
@@ -160,21 +175,6 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
         } else sendReply(res, withDeprecation(failure(operation, request, err)));
       }
     };
-    const problem =
-      reply.stream && !items
-        ? `status ${reply.status} of ${operationId} is not a JSON array that can be streamed`
-        : contractProblem(api, validateError, passedReplies, operation, reply);
-    if (problem) {
-      const refuse = (): void => {
-        violation(problem, 'sending 500 instead');
-        internalError();
-      };
-      return reply.stream ? reply.stream.close().then(refuse) : refuse();
-    }
-    if (!reply.stream || !items) {
-      sendReply(res, reply);
-      return;
-    }
     return streamReply(reply.stream, items);
   };
 
