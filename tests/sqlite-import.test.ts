@@ -296,6 +296,18 @@ describe('an import published in slices', () => {
       expect(publishingRows(file)).toEqual([]);
     }));
 
+  // The store's own CHECKs refuse what no caller should have let through: in a publish in slices
+  // too, a record past the safe range fails its slice's check, and nothing of the import stays.
+  test('refuses a record with an id past the safe range under the constraint that says why, and leaves nothing', () =>
+    withStore([1, 2], async (store, file) => {
+      const records = [...[3, 4, 5, 6, 7].map((id) => order({ id })), order({ id: 2 ** 53 + 2 })];
+      const refused = await importWith(file, records, { sliceRows: 3 }).catch((err: unknown) => err);
+
+      expect(String(refused)).toContain('order_id_safe');
+      expect(rowsOf(file).map((row) => row.id)).toEqual([1, 2]);
+      expect(publishingRows(file)).toEqual([]);
+    }));
+
   test('is used for records with ids below every order’s too, hidden by their span', () =>
     withStore([100, 101], async (store, file) => {
       const listed: number[][] = [];

@@ -8,17 +8,19 @@ import { ImportConflictError, type ImportRecord } from '../types';
 import { guard, sqliteCode, translate } from './errors';
 
 const STAGING = 'temp.import_staging';
-/** The twin of `orders` the records are settled into, in the temp database. */
+/** The staged records checked against the orders and given their ids (settleSteps): the orders rows to be, not yet checked. */
+const SETTLED = 'temp.import_settled';
+/** The twin of `orders` a publish in one transaction moves from, in the temp database. */
 const TWIN = 'import_ready';
 const READY = `temp.${TWIN}`;
-/** The twin of `orders` each slice of a sliced publish is checked and indexed in, then moved from. */
+/** The twin of `orders` each slice of a sliced publish is moved from. */
 const SLICE_TWIN = 'import_slice';
 
 /**
  * Imports records through connection-private tables, so that the file streams in without holding
  * the database's write lock: records are staged one by one; then, still without the lock, checked
- * against the orders, given their ids and copied into a twin of `orders` (its definition and
- * CHECKs); then published into `orders` in short write transactions (publish). Records with
+ * against the orders and given their ids, then copied into twins of `orders` (its definition,
+ * CHECKs and indexes); then published into `orders` in short write transactions (publish). Records with
  * an id go in first; records without one then get the next ids after the largest, in file order, so
  * an assigned id never collides with one in the file.
  */
@@ -30,7 +32,7 @@ export async function importThroughStaging(
 ): Promise<number> {
   guard(() => {
     dropStaging(db);
-    // The staged rows are the orders rows to be, unchecked; they are checked when copied into the
+    // The staged rows are the orders rows to be, unchecked; they are checked when copied into a
     // twin (one pass over all the rows costs half of checking them one insert at a time).
     db.exec(`CREATE TEMP TABLE import_staging (
       idx          INTEGER PRIMARY KEY,
@@ -57,9 +59,7 @@ export async function importThroughStaging(
 }
 
 function dropStaging(db: Database.Database): void {
-  db.exec(`DROP TABLE IF EXISTS ${STAGING}`);
-  db.exec(`DROP TABLE IF EXISTS ${READY}`);
-  db.exec(`DROP TABLE IF EXISTS temp.${SLICE_TWIN}`);
+  for (const table of [STAGING, SETTLED, READY, `temp.${SLICE_TWIN}`]) db.exec(`DROP TABLE IF EXISTS ${table}`);
 }
 
 async function stage(db: Database.Database, records: Iterable<ImportRecord> | AsyncIterable<ImportRecord>, now: string): Promise<number> {
@@ -108,7 +108,7 @@ const COLUMNS = 'pet_id, quantity, ship_date, complete, status, created_at, ship
 
 /**
  * The checks and numbering of the publish (settleSteps, in ../publish.ts), on the staging table,
- * moving the records into the twin. The orders' times were set as the records were staged.
+ * moving the records into ${SETTLED}. The orders' times were set as the records were staged.
  */
 const SETTLE_SQL: PublishSql = {
   firstTaken: { text: `SELECT s.idx, s.id FROM ${STAGING} s JOIN main.orders o ON o.id = s.id ORDER BY s.idx LIMIT 1`, values: [] },
@@ -118,11 +118,11 @@ const SETTLE_SQL: PublishSql = {
   },
   unassignable: (offset) => ({ text: `SELECT idx FROM ${STAGING} WHERE id IS NULL ORDER BY idx LIMIT 1 OFFSET $1`, values: [offset] }),
   moveWithIds: {
-    text: `INSERT INTO ${READY} (id, ${COLUMNS}) SELECT id, ${COLUMNS} FROM ${STAGING} WHERE id IS NOT NULL ORDER BY id`,
+    text: `INSERT INTO ${SETTLED} (id, ${COLUMNS}) SELECT id, ${COLUMNS} FROM ${STAGING} WHERE id IS NOT NULL ORDER BY id`,
     values: [],
   },
   moveWithoutIds: (largest) => ({
-    text: `INSERT INTO ${READY} (id, ${COLUMNS})
+    text: `INSERT INTO ${SETTLED} (id, ${COLUMNS})
            SELECT $1 + row_number() OVER (ORDER BY idx), ${COLUMNS} FROM ${STAGING} WHERE id IS NULL ORDER BY idx`,
     values: [largest],
   }),
@@ -177,18 +177,13 @@ async function publish(db: Database.Database, count: number, options: PublishOpt
   for (;;) {
     await publishedOrRemoved(db, options);
     const seen = largest.get() ?? null;
-    // An import of more than a slice is checked slice by slice, in each slice's own twin, if it is published in slices.
-    const checked = count <= sliceRows;
-    settle(db, count, checked);
+    settle(db, count);
     const range = db
-      .prepare<[], { first: number | null; last: number | null }>(`SELECT min(id) AS first, max(id) AS last FROM ${READY}`)
+      .prepare<[], { first: number | null; last: number | null }>(`SELECT min(id) AS first, max(id) AS last FROM ${SETTLED}`)
       .get();
     const span = range?.first == null || range.last == null ? undefined : { from: range.first, to: range.last };
-    const sliced = span !== undefined && !checked && noOrderWithin(db, span);
-    if (!sliced) {
-      if (!checked) settle(db, count, true);
-      indexTwin(db);
-    }
+    const sliced = span !== undefined && count > sliceRows && noOrderWithin(db, span);
+    if (!sliced) twinOfSettled(db, TWIN);
     let begun: Publishing;
     try {
       const outcome = db
@@ -210,8 +205,8 @@ async function publish(db: Database.Database, count: number, options: PublishOpt
       const outcome = db
         .transaction((): number | 'wait' => {
           if (publishingNow(db) !== undefined) return 'wait';
-          settle(db, count, true);
-          indexTwin(db);
+          settle(db, count);
+          twinOfSettled(db, TWIN);
           return move(db, count);
         })
         .immediate();
@@ -297,19 +292,13 @@ async function publishSlices(
   sliceRows: number,
   options: PublishOptions,
 ): Promise<number> {
-  const next = db.prepare<[number, number], number | null>(`SELECT id FROM ${READY} WHERE id >= ? ORDER BY id LIMIT 1 OFFSET ?`).pluck();
-  const { table, indexes } = twinOfOrders(db, SLICE_TWIN);
+  const next = db.prepare<[number, number], number | null>(`SELECT id FROM ${SETTLED} WHERE id >= ? ORDER BY id LIMIT 1 OFFSET ?`).pluck();
   try {
     let from: number | null = publishing.from;
     for (let n = 1; from !== null; n += 1) {
       const until: number | null = next.get(from, sliceRows) ?? null;
-      // Outside the lock: the slice checked (its twin's CHECKs) and indexed in a twin of its own ...
-      db.exec(`DROP TABLE IF EXISTS temp.${SLICE_TWIN}`);
-      db.exec(table);
-      db.prepare(
-        `INSERT INTO temp.${SLICE_TWIN} (id, ${COLUMNS}) SELECT id, ${COLUMNS} FROM ${READY} WHERE id >= ? AND id < ? ORDER BY id`,
-      ).run(from, until ?? MAX_ID);
-      for (const index of indexes) db.exec(index);
+      // Outside the lock: the slice checked and indexed in a twin of its own ...
+      twinOfSettled(db, SLICE_TWIN, { from, until });
       // ... so that under the lock SQLite copies its records and index entries as they are.
       db.transaction(() => {
         stillOurs(db, publishing, options);
@@ -334,9 +323,6 @@ async function publishSlices(
     throw err;
   }
 }
-
-/** Above every id. */
-const MAX_ID = Number.MAX_SAFE_INTEGER + 1;
 
 /**
  * Waits while another import publishes in slices, and removes what one that was abandoned (its
@@ -392,20 +378,28 @@ function take(db: Database.Database) {
   };
 }
 
-/**
- * Settles the staged records (settleSteps) into a fresh ${READY}: the twin of `orders`, which checks
- * every row, or (`checked` false, for a publish in slices, which checks each slice in a twin of its
- * own) a table of the same columns that checks nothing.
- */
-function settle(db: Database.Database, count: number, checked: boolean): void {
-  db.exec(`DROP TABLE IF EXISTS ${READY}`);
-  db.exec(checked ? twinOfOrders(db).table : `CREATE TEMP TABLE ${TWIN} (id INTEGER PRIMARY KEY, ${COLUMNS})`);
+/** Settles the staged records (settleSteps) into a fresh ${SETTLED}: the columns of `orders`, checking nothing yet. */
+function settle(db: Database.Database, count: number): void {
+  db.exec(`DROP TABLE IF EXISTS ${SETTLED}`);
+  db.exec(`CREATE TABLE ${SETTLED} (id INTEGER PRIMARY KEY, ${COLUMNS})`);
   driveSync(settleSteps(SETTLE_SQL, count), take(db));
 }
 
-/** Indexes the twin as `orders` is indexed, so that the move copies index entries as they are. */
-function indexTwin(db: Database.Database): void {
-  for (const index of twinOfOrders(db).indexes) db.exec(index);
+/**
+ * Makes the twin `name` of `orders` afresh from the settled rows, all of them or those with ids
+ * from `from` up to (not including) `until`, with no upper bound when it is null: every row
+ * checked (the twin's CHECKs) as it is copied, then indexed as `orders` is, so that the move from it
+ * copies records and index entries as they are. A bound only ever leaves out rows another slice
+ * copies, so that a row no CHECK would pass is never left out unchecked.
+ */
+function twinOfSettled(db: Database.Database, name: string, slice?: { from: number; until: number | null }): void {
+  const { table, indexes } = twinOfOrders(db, name);
+  db.exec(`DROP TABLE IF EXISTS temp.${name}`);
+  db.exec(table);
+  const bounds = slice === undefined ? [] : slice.until === null ? [slice.from] : [slice.from, slice.until];
+  const where = ['', 'WHERE id >= ?', 'WHERE id >= ? AND id < ?'][bounds.length];
+  db.prepare(`INSERT INTO temp.${name} (id, ${COLUMNS}) SELECT id, ${COLUMNS} FROM ${SETTLED} ${where} ORDER BY id`).run(...bounds);
+  for (const index of indexes) db.exec(index);
 }
 
 /**
