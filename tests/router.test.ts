@@ -34,6 +34,12 @@ describe('CompiledRouter', () => {
     { method: 'GET', path: '/v1/nowhere', headers: {} },
     { method: 'GET', path: '/elsewhere', headers: {} },
     { method: 'GET', path: '/v1', headers: {} },
+    { method: 'GET', path: '/v1/', headers: {} },
+    { method: 'GET', path: '/v1/store/orders//', headers: {} },
+    { method: ' delete ', path: ' /v1/store/orders/42 ', headers: {} },
+    { method: 'GET', path: 'v1/store/orders', headers: {} },
+    { method: 'GET', path: '/v1/store/orders?status=x', headers: {} },
+    { method: 'GET', path: '/v1x/store/orders', headers: {} },
   ];
 
   it.each(requests.map((request) => [`${request.method} ${request.path}`, request] as const))(
@@ -60,6 +66,18 @@ describe('CompiledRouter', () => {
     expect(() => compiled.matchOperation({ method: 'PUT', path: '/v1/store/orders', headers: {} }, true)).toThrow(/^405-methodNotAllowed/);
     expect(() => stock.matchOperation({ method: 'GET', path: '/v1/nowhere', headers: {} }, true)).toThrow(/^404-notFound/);
     expect(() => stock.matchOperation({ method: 'PUT', path: '/v1/store/orders', headers: {} }, true)).toThrow(/^405-methodNotAllowed/);
+  });
+
+  it('normalises a request and a path as the stock router does', () => {
+    for (const request of requests) {
+      expect(compiled.normalizeRequest(request)).toEqual(stock.normalizeRequest(request));
+      const { path } = stock.normalizeRequest(request);
+      expect(compiled.normalizePath(path)).toBe(stock.normalizePath(path));
+    }
+    const atRoot = new CompiledRouter({ definition, apiRoot: '/' });
+    const stockAtRoot = new OpenAPIRouter({ definition, apiRoot: '/' });
+    for (const path of ['/', '//store/orders', '/store/orders/', '/v1/store/orders'])
+      expect(atRoot.normalizePath(path)).toBe(stockAtRoot.normalizePath(path));
   });
 
   it('gives each parse its own parameter objects, so coercing one cannot change another', () => {

@@ -30,6 +30,30 @@ export class CompiledRouter extends OpenAPIRouter<OpenAPIV3.Document> {
     this.undeclaredQuery = undeclaredQueryPolicy(opts.definition);
   }
 
+  /**
+   * The stock normalisation (method lower case; path trimmed, with a leading slash and without a
+   * query string), as a literal: the stock spread of the request over keys it already has sent V8
+   * down its slow path, twice per request.
+   */
+  override normalizeRequest(req: Request): Request {
+    let path = req.path?.trim() || '';
+    if (!path.startsWith('/')) path = `/${path}`;
+    const query = path.indexOf('?');
+    if (query !== -1) path = path.slice(0, query);
+    return { method: req.method.trim().toLowerCase(), path, headers: req.headers, query: req.query, body: req.body as unknown };
+  }
+
+  /** The stock path normalisation (apiRoot stripped on a segment boundary, trailing slashes removed), with the root found once. */
+  override normalizePath(pathInput: string): string {
+    let path = pathInput.trim();
+    if (this.root !== '') {
+      if (path === this.root) path = '/';
+      else if (path.startsWith(`${this.root}/`)) path = path.slice(this.root.length) || '/';
+    }
+    while (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
+    return path;
+  }
+
   override getOperations(): Operation[] {
     this.operations ??= super.getOperations();
     return this.operations;
@@ -66,7 +90,8 @@ export class CompiledRouter extends OpenAPIRouter<OpenAPIV3.Document> {
    * matches it, which are exactly the methods matchOperation finds an operation for (without asking
    * once per method). Upper case, in the document's order; empty outside the API root.
    */
-  methodsAt(rawPath: string): string[] {
+  methodsAt(requestPath: string): string[] {
+    const { path: rawPath } = this.normalizeRequest({ method: 'get', path: requestPath, headers: {} });
     if (!this.underRoot(rawPath)) return [];
     const path = this.normalizePath(rawPath);
     const methods = new Set<string>();
@@ -82,14 +107,15 @@ export class CompiledRouter extends OpenAPIRouter<OpenAPIV3.Document> {
    */
   override parseRequest(req: Request, operation?: Operation): ParsedRequest {
     const query = req.query;
-    const hasQuery = typeof query === 'string' ? query !== '' && query !== '?' : query !== undefined;
-    if ((req.body as unknown) !== undefined || hasQuery || hasHeader(req.headers, 'cookie')) {
+    // A query string comes apart from the path, or (as the stock parser also reads it) within it.
+    const hasQuery = (typeof query === 'string' ? query !== '' && query !== '?' : query !== undefined) || req.path.includes('?');
+    const headers: Record<string, string | string[]> = {};
+    for (const name of Object.keys(req.headers)) headers[name.toLowerCase()] = req.headers[name]!;
+    if ((req.body as unknown) !== undefined || hasQuery || Object.hasOwn(headers, 'cookie')) {
       const parsed = super.parseRequest(req, operation);
       // A document that rejects undeclared parameters keeps them, for the input reader to name.
       return operation && this.undeclaredQuery === 'ignore' ? { ...parsed, query: this.declaredQuery(operation, parsed.query) } : parsed;
     }
-    const headers: Record<string, string | string[]> = {};
-    for (const name of Object.keys(req.headers)) headers[name.toLowerCase()] = req.headers[name]!;
     const { method, path } = this.normalizeRequest(req);
     const params = operation ? (this.paramsOf(operation, this.normalizePath(path)) ?? {}) : {};
     // A literal, not a spread of the request: spreading an object over keys it already has sends V8
@@ -148,11 +174,6 @@ function templatePattern(path: string): string {
     .split('\0')
     .map(literal)
     .join('[^/]+')}$`;
-}
-
-function hasHeader(headers: Request['headers'], name: string): boolean {
-  for (const key of Object.keys(headers)) if (key.toLowerCase() === name) return true;
-  return false;
 }
 
 /**
