@@ -18,6 +18,7 @@ import { compileInputReader, type InputReader } from './inputs';
 import { negotiateCoding } from './encoding';
 import { errorReply, fixedReply, isFixedReply, renderError, sendReply, type Reply } from './reply';
 import type { RequestState } from './request-state';
+import { compileRequestValidator } from './request-validation';
 import { useCompiledRouter, type CompiledRouter, type Operation as RoutedOperation } from './router';
 import { compileArrayItems } from './serializers';
 import { ItemViolation } from './item-writer';
@@ -109,6 +110,27 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
   const failure = (operation: Operation | undefined, request: RoutedRequest, err: unknown): Reply =>
     renderError(err, logger, { requestId: request.state.requestId, operationId: operation?.operationId });
 
+  /** A reply with the operation's deprecation headers, when it has them. */
+  const withDeprecation = (reply: Reply, deprecation: Record<string, string> | undefined): Reply =>
+    deprecation ? { ...reply, headers: { ...reply.headers, ...deprecation } } : reply;
+
+  /** A reply the contract refuses: logged with what was wrong, counted, and never sent. */
+  const violation = (
+    request: RoutedRequest,
+    operationId: string,
+    status: number,
+    problem: string,
+    outcome: string,
+    item?: unknown,
+  ): void => {
+    onViolation(operationId, version);
+    const itemId = (item as { id?: unknown } | undefined)?.id;
+    logger.error(
+      { requestId: request.state.requestId, operationId, status, problem, ...(itemId === undefined ? {} : { itemId }) },
+      `response violates the contract; ${outcome}`,
+    );
+  };
+
   /**
    * Checks a reply against the contract and sends it: the handler's, or the Error a failure became.
    * A reply the contract refuses is logged with what was wrong, counted, and never sent: the
@@ -125,36 +147,28 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
     request.state.apiVersion = version;
     const deprecation = deprecations.get(operation?.operationId ?? '');
     if (deprecation !== undefined) onDeprecatedCall(operation!.operationId!, version);
-    const withDeprecation = (reply: Reply): Reply => (deprecation ? { ...reply, headers: { ...reply.headers, ...deprecation } } : reply);
-    const reply = withDeprecation(handlerReply);
+    const reply = withDeprecation(handlerReply, deprecation);
     const operationId = operation?.operationId ?? 'none';
     const items = reply.stream && arrayItems.get(`${operationId} ${reply.status}`);
-    // A reply the contract refuses: logged with what was wrong, counted, and never sent.
-    const violation = (problem: string, outcome: string, item?: unknown): void => {
-      onViolation(operationId, version);
-      const itemId = (item as { id?: unknown } | undefined)?.id;
-      logger.error(
-        { requestId: request.state.requestId, operationId, status: reply.status, problem, ...(itemId === undefined ? {} : { itemId }) },
-        `response violates the contract; ${outcome}`,
-      );
-    };
-    const internalError = (): void => sendReply(res, withDeprecation(errorReply(new ApiError('internal_error'))));
     const problem =
       reply.stream && !items
         ? `status ${reply.status} of ${operationId} is not a JSON array that can be streamed`
         : contractProblem(api, validateError, passedReplies, operation, reply);
-    if (problem) {
+    if (problem === null && (!reply.stream || !items)) {
+      sendReply(res, reply);
+      return;
+    }
+    const internalError = (): void => sendReply(res, withDeprecation(errorReply(new ApiError('internal_error')), deprecation));
+    if (problem !== null) {
       const refuse = (): void => {
-        violation(problem, 'sending 500 instead');
+        violation(request, operationId, reply.status, problem, 'sending 500 instead');
         internalError();
       };
       return reply.stream ? reply.stream.close().then(refuse) : refuse();
     }
-    if (!reply.stream || !items) {
-      sendReply(res, reply);
-      return;
-    }
-    const streamReply = async (stream: NonNullable<Reply['stream']>, writeItem: NonNullable<typeof items>): Promise<void> => {
+    const stream = reply.stream!;
+    const writeItem = items!;
+    const streamReply = async (): Promise<void> => {
       try {
         await sendJsonArray(res, stream, {
           status: reply.status,
@@ -164,18 +178,18 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
           coding: negotiateCoding(request.headers),
           head: request.method === 'HEAD',
           onError: (err) => {
-            if (err instanceof ItemViolation) violation(err.problem, 'connection closed', err.item);
+            if (err instanceof ItemViolation) violation(request, operationId, reply.status, err.problem, 'connection closed', err.item);
             else logger.error({ err, requestId: request.state.requestId, operationId }, 'stream failed; connection closed');
           },
         });
       } catch (err) {
         if (err instanceof ItemViolation) {
-          violation(err.problem, 'sending 500 instead', err.item);
+          violation(request, operationId, reply.status, err.problem, 'sending 500 instead', err.item);
           internalError();
-        } else sendReply(res, withDeprecation(failure(operation, request, err)));
+        } else sendReply(res, withDeprecation(failure(operation, request, err), deprecation));
       }
     };
-    return streamReply(reply.stream, items);
+    return streamReply();
   };
 
   /** The reply to a request no operation matches: 404, or 405 with the path's methods when only the method is wrong. */
@@ -274,16 +288,15 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
     const operationId = operation.operationId!;
     const read = inputReaders.get(operationId);
     const parsed = router.parseRequest(routed, operation);
+    // The reader's values as they came: the validator coerces the parsed ones in place.
     const raw = {
-      params: parsed.params as Record<string, unknown>,
-      query: parsed.query as Record<string, unknown>,
+      params: { ...(parsed.params as Record<string, unknown>) },
+      query: copied(parsed.query as Record<string, unknown>),
       headers: request.headers,
     };
     // 7. validate
-    const validation = api.validator.validateRequest(routed, operation);
-    if (validation.errors) {
-      return errorReply(new ApiError('invalid_request', validationMessage(operation, parsed, raw, validation.errors, read)));
-    }
+    const errors = validateRequest(routed, operation, parsed);
+    if (errors) return errorReply(new ApiError('invalid_request', validationMessage(operation, parsed, raw, errors, read)));
     // 8. handle
     const handle = handlers.get(operationId);
     if (handle === undefined) return failure(operation, request, new Error(`no handler is registered for ${operationId}`));
@@ -310,6 +323,7 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
   compileUsedValidators(api);
   compileNow(validateError);
   const router = useCompiledRouter(api, apiRoot);
+  const validateRequest = compileRequestValidator(api, router);
   const { handlers, mocked } = bindHandlers(api.getOperations(), options.definitions, options.overrides ?? {}, {
     store,
     listChunkItems: chunkItems,
@@ -353,6 +367,12 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
     if (reply instanceof Promise) reply = reply.catch((err: unknown) => failure(operation, request, err));
     return andThen(reply, (settled) => checkAndSend(operation, request, res, settled));
   };
+}
+
+/** A copy of parsed query values that coercing the original cannot reach (a value may be an array or an object). */
+function copied(query: Record<string, unknown>): Record<string, unknown> {
+  for (const _ in query) return structuredClone(query);
+  return {};
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
