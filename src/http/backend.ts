@@ -18,7 +18,7 @@ import { compileInputReader, type InputReader } from './inputs';
 import { negotiateCoding } from './encoding';
 import { errorReply, fixedReply, isFixedReply, renderError, sendReply, type Reply } from './reply';
 import type { RequestState } from './request-state';
-import { compileRequestValidator } from './request-validation';
+import { compileRequestValidator, mediaTypeOf } from './request-validation';
 import { useCompiledRouter, type CompiledRouter, type Operation as RoutedOperation } from './router';
 import { compileArrayItems } from './serializers';
 import { ItemViolation } from './item-writer';
@@ -385,10 +385,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 function requestBodyOf(operation: Operation | undefined, request: RoutedRequest): unknown {
   const declared = (operation?.requestBody as OpenAPIV3.RequestBodyObject | undefined)?.content;
   if (declared === undefined || request.body === undefined) return undefined;
-  const mediaType = String(request.headers['content-type'] ?? '')
-    .split(';')[0]!
-    .trim()
-    .toLowerCase();
+  const mediaType = mediaTypeOf(request.headers['content-type']);
   if (!Object.keys(declared).some((type) => type.toLowerCase() === mediaType)) {
     throw new ApiError('invalid_request', `The request body must be ${Object.keys(declared).join(' or ')}`, {}, 415);
   }

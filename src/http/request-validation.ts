@@ -85,18 +85,22 @@ export function compileRequestValidator(api: OpenAPIBackend<OpenAPIV3.Document>,
         }
       }
     }
-    const rawType = headers['content-type'];
-    const contentType = String((Array.isArray(rawType) ? rawType[0] : rawType) || '')
-      .split(';')[0]!
-      .trim()
-      .toLowerCase();
-    if (typeof requestBody === 'object' || contentType === 'application/json') parameters.requestBody = requestBody;
+    if (typeof requestBody === 'object' || mediaTypeOf(headers['content-type']) === 'application/json')
+      parameters.requestBody = requestBody;
     for (const validate of check.validators) {
       validate(parameters);
       if (validate.errors) errors.push(...validate.errors);
     }
     return errors.length === 0 ? null : errors;
   };
+}
+
+/** The media type a `Content-Type` header names, lower case and without its parameters (the first, if it came twice); '' without one. */
+export function mediaTypeOf(header: string | string[] | undefined): string {
+  return String((Array.isArray(header) ? header[0] : header) || '')
+    .split(';')[0]!
+    .trim()
+    .toLowerCase();
 }
 
 /** What JSON.parse says of a text that is not JSON, as validateRequest reports it; undefined for JSON. */

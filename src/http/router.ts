@@ -36,11 +36,13 @@ export class CompiledRouter extends OpenAPIRouter<OpenAPIV3.Document> {
    * down its slow path, twice per request.
    */
   override normalizeRequest(req: Request): Request {
-    let path = req.path?.trim() || '';
-    if (!path.startsWith('/')) path = `/${path}`;
-    const query = path.indexOf('?');
-    if (query !== -1) path = path.slice(0, query);
-    return { method: req.method.trim().toLowerCase(), path, headers: req.headers, query: req.query, body: req.body as unknown };
+    return {
+      method: req.method.trim().toLowerCase(),
+      path: requestPath(req.path),
+      headers: req.headers,
+      query: req.query,
+      body: req.body as unknown,
+    };
   }
 
   /** The stock path normalisation (apiRoot stripped on a segment boundary, trailing slashes removed), with the root found once. */
@@ -86,12 +88,12 @@ export class CompiledRouter extends OpenAPIRouter<OpenAPIV3.Document> {
   }
 
   /**
-   * The methods `rawPath` answers to: those of the operations whose path is it or whose template
+   * The methods the path `requested` answers to: those of the operations whose path is it or whose template
    * matches it, which are exactly the methods matchOperation finds an operation for (without asking
    * once per method). Upper case, in the document's order; empty outside the API root.
    */
-  methodsAt(requestPath: string): string[] {
-    const { path: rawPath } = this.normalizeRequest({ method: 'get', path: requestPath, headers: {} });
+  methodsAt(requested: string): string[] {
+    const rawPath = requestPath(requested);
     if (!this.underRoot(rawPath)) return [];
     const path = this.normalizePath(rawPath);
     const methods = new Set<string>();
@@ -162,6 +164,14 @@ export class CompiledRouter extends OpenAPIRouter<OpenAPIV3.Document> {
       .sort((a, b) => b.specificity - a.specificity);
     return this.templates;
   }
+}
+
+/** A request's path as the stock normalisation gives it: trimmed, with a leading slash, without a query string. */
+function requestPath(path: string | undefined): string {
+  let normalized = path?.trim() || '';
+  if (!normalized.startsWith('/')) normalized = `/${normalized}`;
+  const query = normalized.indexOf('?');
+  return query === -1 ? normalized : normalized.slice(0, query);
 }
 
 function literal(part: string): string {
