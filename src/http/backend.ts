@@ -78,6 +78,29 @@ type SecurityResult = { keyName: string } | { error: 'missing' | 'invalid' | Err
 const keyResult = (keyName: string | null): SecurityResult => (keyName === null ? { error: 'invalid' } : { keyName });
 const storeFailed = (err: unknown): SecurityResult => ({ error: err instanceof Error ? err : new Error(String(err)) });
 
+/** An operation's security requirements: the schemes each one names (all must pass), and every scheme they name, once. */
+interface Requirements {
+  allOf: readonly (readonly string[])[];
+  schemes: readonly string[];
+}
+
+/**
+ * Whether one of the requirements is met: every scheme it names passed (OpenAPI's rule, and
+ * openapi-backend's). No requirements at all means the operation is open.
+ */
+function meetsOne(requirements: Requirements['allOf'], results: ReadonlyMap<string, SecurityResult | undefined>): boolean {
+  if (requirements.length === 0) return true;
+  for (const names of requirements) {
+    let met = true;
+    for (const name of names) {
+      const result = results.get(name);
+      if (result === undefined || 'error' in result) met = false;
+    }
+    if (met) return true;
+  }
+  return false;
+}
+
 /** What the security step found: each checked scheme's result, and whether one of the operation's requirements is met. */
 interface Security {
   results: ReadonlyMap<string, SecurityResult | undefined>;
@@ -233,33 +256,41 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
    * authorized when every scheme of one requirement passed (OpenAPI's rule, and openapi-backend's).
    * A scheme without a handler fails, so an operation can never be opened by a scheme nobody checks.
    */
-  const authenticate = (operation: Operation, headers: IncomingMessage['headers']): MaybePromise<Security> => {
-    const requirements = operation.security ?? [];
-    const schemes = schemesOf.get(operation.operationId) ?? [];
-    const results = new Map<string, SecurityResult | undefined>();
-    const passed = (scheme: string): boolean => {
-      const result = results.get(scheme);
-      return result !== undefined && !('error' in result);
-    };
-    // One scheme after another, each handler's answer taken as soon as it has one.
-    const from = (first: number): MaybePromise<Security> => {
-      for (let i = first; i < schemes.length; i += 1) {
-        const scheme = schemes[i]!;
-        const result = securityHandlers.get(scheme)?.(headers);
-        if (result instanceof Promise) {
-          return result.then((settled) => {
-            results.set(scheme, settled);
-            return from(i + 1);
-          });
-        }
-        results.set(scheme, result);
+  const authenticate = (operation: Operation, headers: IncomingMessage['headers']): MaybePromise<Security> =>
+    checkSchemes(requirementsOf(operation), headers, 0, new Map());
+
+  // Each operation's requirements, read from it on its first request.
+  const requirements = new WeakMap<Operation, Requirements>();
+  const requirementsOf = (operation: Operation): Requirements => {
+    let found = requirements.get(operation);
+    if (found === undefined) {
+      const allOf = (operation.security ?? []).map((requirement) => Object.keys(requirement));
+      found = { allOf, schemes: [...new Set(allOf.flat())] };
+      requirements.set(operation, found);
+    }
+    return found;
+  };
+
+  /** One scheme after another from `first`, each handler's answer taken as soon as it has one. */
+  const checkSchemes = (
+    requirements: Requirements,
+    headers: IncomingMessage['headers'],
+    first: number,
+    results: Map<string, SecurityResult | undefined>,
+  ): MaybePromise<Security> => {
+    const { schemes } = requirements;
+    for (let i = first; i < schemes.length; i += 1) {
+      const scheme = schemes[i]!;
+      const result = securityHandlers.get(scheme)?.(headers);
+      if (result instanceof Promise) {
+        return result.then((settled) => {
+          results.set(scheme, settled);
+          return checkSchemes(requirements, headers, i + 1, results);
+        });
       }
-      return {
-        results,
-        authorized: requirements.length === 0 || requirements.some((requirement) => Object.keys(requirement).every(passed)),
-      };
-    };
-    return from(0);
+      results.set(scheme, result);
+    }
+    return { results, authorized: meetsOne(requirements.allOf, results) };
   };
 
   /** The 401 for a request that met none of its operation's requirements; a 503 when the store could not be asked. */
@@ -333,15 +364,6 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
     logger.warn({ apiVersion: version, operations: mocked }, 'operations answer mocks from the document until their handlers are written');
   }
   const arrayItems = compileArrayItems(api.getOperations(), contractAjv);
-  // Each operation's security schemes, each once, in the order its requirements name them.
-  const schemesOf = new Map(
-    api
-      .getOperations()
-      .map((operation) => [
-        operation.operationId,
-        [...new Set((operation.security ?? []).flatMap((requirement) => Object.keys(requirement)))],
-      ]),
-  );
   const inputReaders = new Map(
     api.getOperations().map((operation) => [operation.operationId, compileInputReader(operation, { undeclared: router.undeclaredQuery })]),
   );

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
 import { ApiError } from '../errors';
 import type { Logger } from '../logger';
 import type { Metrics } from '../metrics';
 import type { Dispatch } from './backend';
-import { commonHeaders, renderError, sendReply } from './reply';
+import { renderError, sendReply, setCommonHeaders } from './reply';
 import { requestState, startRequestState, type RequestState } from './request-state';
 
 /**
@@ -46,21 +46,17 @@ export interface Pipeline {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-const COMMON_HEADERS = commonHeaders();
-const COMMON_HEADER_NAMES = Object.keys(COMMON_HEADERS);
 
 /** Builds the pipeline's steps around a dispatcher. */
 export function createPipeline(options: PipelineOptions): Pipeline {
   const { logger, metrics, maxBodyBytes, dispatch, isEndpoint } = options;
 
   // 1. identify
-  const identify = (req: IncomingMessage, res: ServerResponse): RequestState => {
+  const identify = (req: IncomingMessage): RequestState => {
     const incoming = req.headers['x-request-id'];
     const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    const state = startRequestState(req, requestId);
-    res.setHeader('X-Request-Id', requestId);
-    for (const name of COMMON_HEADER_NAMES) res.setHeader(name, COMMON_HEADERS[name]!);
-    return state;
+    // Its headers go out with the response's head (sendReply), or are set before an endpoint answers.
+    return startRequestState(req, requestId);
   };
 
   // 2. record: never the headers, so never a key.
@@ -89,7 +85,10 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   // 4. route
   const route = (req: Request, res: Response, next: NextFunction, state: RequestState, body?: Buffer): Promise<void> | void => {
     const rawPath = req.path;
-    if (isEndpoint(rawPath)) return next();
+    if (isEndpoint(rawPath)) {
+      setCommonHeaders(res);
+      return next();
+    }
     if (!decodable(rawPath)) throw new ApiError('invalid_request', 'The request path contains malformed percent-encoding');
     const queryIndex = req.originalUrl.indexOf('?');
     return dispatch(
@@ -106,7 +105,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   };
 
   const entry: RequestHandler = (req, res, next) => {
-    const state = identify(req, res);
+    const state = identify(req);
     record(req, res, state);
     // 3. limit
     const declared = req.headers['content-length'];
@@ -168,6 +167,7 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too_la
 }
 
 function decodable(rawPath: string): boolean {
+  if (!rawPath.includes('%')) return true;
   try {
     decodeURIComponent(rawPath);
     return true;

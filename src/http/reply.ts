@@ -2,6 +2,7 @@ import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { ApiVersion, OperationIdOf, VersionOperations } from '../contract/types';
 import { toApiError, type ApiError } from '../errors';
 import type { Logger } from '../logger';
+import { requestState } from './request-state';
 import type { ChunkSource } from './stream';
 
 /** A response as handlers describe it, before it is checked against the spec and sent. */
@@ -58,6 +59,20 @@ export function commonHeaders(requestId?: string): Record<string, string> {
   };
 }
 
+const COMMON_HEADERS = commonHeaders();
+const COMMON_HEADER_NAMES = Object.keys(COMMON_HEADERS);
+
+/**
+ * Sets the headers every response of a request carries (its `X-Request-Id` and the common
+ * headers) on a response that is not written by sendReply: an infrastructure endpoint's, or a
+ * streamed list's. sendReply writes them with the rest of its head instead: a header set before
+ * `writeHead` sends Node down its slower path for every header of the reply.
+ */
+export function setCommonHeaders(res: ServerResponse): void {
+  res.setHeader('X-Request-Id', requestState(res.req).requestId);
+  for (const name of COMMON_HEADER_NAMES) res.setHeader(name, COMMON_HEADERS[name]!);
+}
+
 /** The reply that renders an ApiError: the spec's Error body, its status, and its headers. */
 export function errorReply(error: ApiError): Reply {
   return { status: error.status, body: error.toBody(), headers: { ...error.headers }, error };
@@ -82,7 +97,7 @@ export function fixedReply(error: ApiError): Reply {
   const reply = errorReply(Object.freeze(error));
   Object.freeze(reply.body);
   Object.freeze(reply.headers);
-  const wire = serialize(Object.freeze(reply));
+  const wire = serialize(Object.freeze(reply), undefined);
   Object.freeze(wire.headers);
   fixedWires.set(reply, Object.freeze(wire));
   return reply;
@@ -102,9 +117,13 @@ interface Wire {
 /** The wire form of every fixed reply, made with it. */
 const fixedWires = new WeakMap<Reply, Wire>();
 
-/** A reply's head and body as they go on the wire: JSON as exactly `application/json`, with a Content-Length. */
-function serialize(reply: Reply): { headers: Record<string, string | number>; payload: string | undefined } {
-  const headers: Record<string, string | number> = { ...reply.headers };
+/**
+ * A reply's head and body as they go on the wire: the common headers (and the request's id, when
+ * given) first, then the reply's; JSON as exactly `application/json`, with a Content-Length.
+ */
+function serialize(reply: Reply, requestId: string | undefined): { headers: Record<string, string | number>; payload: string | undefined } {
+  const headers: Record<string, string | number> =
+    requestId === undefined ? { ...COMMON_HEADERS, ...reply.headers } : { 'X-Request-Id': requestId, ...COMMON_HEADERS, ...reply.headers };
   if (reply.body === undefined) return { headers, payload: undefined };
   const payload = JSON.stringify(reply.body);
   headers['Content-Type'] = 'application/json';
@@ -112,9 +131,16 @@ function serialize(reply: Reply): { headers: Record<string, string | number>; pa
   return { headers, payload };
 }
 
-/** Writes a checked reply. The body goes to `end` as a string, so Node sends it in one write with the head. */
+/**
+ * Writes a checked reply with the headers every response carries, in one `writeHead`. The body
+ * goes to `end` as a string, so Node sends it in one write with the head.
+ */
 export function sendReply(res: ServerResponse, reply: Reply): void {
-  const { headers, payload } = fixedWires.get(reply) ?? serialize(reply);
+  const requestId = requestState(res.req).requestId;
+  const fixed = fixedWires.get(reply);
+  const { headers, payload } = fixed
+    ? { headers: { 'X-Request-Id': requestId, ...fixed.headers }, payload: fixed.payload }
+    : serialize(reply, requestId);
   res.writeHead(reply.status, headers);
   if (payload === undefined) res.end();
   else res.end(payload, 'utf8');
@@ -125,8 +151,8 @@ export function sendReply(res: ServerResponse, reply: Reply): void {
  * `clientError`): the same head sendReply writes, the common headers, and `Connection: close`.
  */
 export function rawErrorResponse(error: ApiError): string {
-  const { headers, payload } = serialize(errorReply(error));
-  const head = { ...commonHeaders(), ...headers, Connection: 'close' };
+  const { headers, payload } = serialize(errorReply(error), undefined);
+  const head = { ...headers, Connection: 'close' };
   const lines = Object.entries(head).map(([name, value]) => `${name}: ${value}\r\n`);
   return `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\n${lines.join('')}\r\n${payload ?? ''}`;
 }

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Writable } from 'node:stream';
 import { COMPRESS_MIN_BYTES, createCompressor, type Coding } from './encoding';
+import { setCommonHeaders } from './reply';
 
 /** Items read in chunks from a snapshot that must be closed; the store's OrderSnapshot is one. */
 export interface ChunkSource<T> {
@@ -60,6 +61,7 @@ export async function sendJsonArray<T>(res: ServerResponse, source: ChunkSource<
 
     committed = true;
     res.statusCode = options.status;
+    setCommonHeaders(res);
     for (const [name, value] of Object.entries(options.headers)) res.setHeader(name, value);
     res.setHeader('Content-Type', 'application/json');
     res.setHeader('Vary', 'Accept-Encoding');

@@ -49,6 +49,11 @@ async function everyKindOfResponse(app: Parameters<typeof request>[0], withKey: 
     await named('GET /readyz', request(app).get('/readyz')),
     await named('GET /v1/openapi.json', request(app).get('/v1/openapi.json')),
     await named('GET /changelog', request(app).get('/changelog')),
+    await named('HEAD /v1/store/orders', request(app).head('/v1/store/orders').set(auth)),
+    await named('GET /v1/store/orders/%zz', request(app).get('/v1/store/orders/%zz').set(auth)),
+    await named('POST /healthz', request(app).post('/healthz')),
+    await named('GET /metrics', request(app).get('/metrics')),
+    await named('GET /docs', request(app).get('/docs')),
   ];
 }
 
@@ -59,11 +64,18 @@ test('every response carries X-Content-Type-Options: nosniff', async () => {
   for (const [name, res] of responses) expect([name, res.headers['x-content-type-options']]).toEqual([name, 'nosniff']);
 });
 
+test('every response carries one X-Request-Id, whoever wrote its head', async () => {
+  const responses = await everyKindOfResponse(await createApp({ store }), key);
+
+  for (const [name, res] of responses)
+    expect([name, res.headers['x-request-id']]).toEqual([name, expect.stringMatching(/^[0-9a-f-]{36}$/)]);
+});
+
 test('every response to an API request, authenticated or refused, carries Cache-Control: no-store', async () => {
   const responses = await everyKindOfResponse(await createApp({ store }), key);
 
   const api = responses.filter(([name]) => / \/v1\/(store|pet|nowhere)/.test(name));
-  expect(api).toHaveLength(12);
+  expect(api).toHaveLength(14);
   for (const [name, res] of api) expect([name, res.headers['cache-control']]).toEqual([name, 'no-store']);
 });
 
