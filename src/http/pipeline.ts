@@ -11,7 +11,8 @@ import { requestState, startRequestState, type RequestState } from './request-st
 /**
  * The request pipeline. Every request goes through these steps, in this order:
  *
- *   1. identify       its request id and typed state (request-state.ts), and the common headers
+ *   1. identify       its request id and typed state (request-state.ts); its headers (the id and the
+ *                     common ones) go out with the response's head (reply.ts)
  *   2. record         once the response is over (sent, or abandoned): one log line and the metrics
  *   3. limit          a body over the limit is a 413; one within it is read whole before routing
  *   4. route          an infrastructure endpoint (express's routes, in app.ts), or the contract
