@@ -50,16 +50,14 @@ export type SuccessReply<V extends ApiVersion, K extends OperationIdOf<V>> = {
     HeadersOf<Responses<V, K>[S]>;
 }[SuccessStatus<V, K>];
 
-/** The headers every response carries, whatever answers it: no cache may keep an order or a keyed answer. */
-export function commonHeaders(requestId?: string): Record<string, string> {
-  return {
-    ...(requestId === undefined ? {} : { 'X-Request-Id': requestId }),
-    'X-Content-Type-Options': 'nosniff',
-    'Cache-Control': 'no-store',
-  };
-}
-
-const COMMON_HEADERS = commonHeaders();
+/**
+ * The headers every response carries besides its `X-Request-Id`, whatever answers it: no cache may
+ * keep an order or a keyed answer.
+ */
+const COMMON_HEADERS: Readonly<Record<string, string>> = {
+  'X-Content-Type-Options': 'nosniff',
+  'Cache-Control': 'no-store',
+};
 const COMMON_HEADER_NAMES = Object.keys(COMMON_HEADERS);
 
 /**
