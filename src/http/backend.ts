@@ -94,7 +94,10 @@ function meetsOne(requirements: Requirements['allOf'], results: ReadonlyMap<stri
     let met = true;
     for (const name of names) {
       const result = results.get(name);
-      if (result === undefined || 'error' in result) met = false;
+      if (result === undefined || 'error' in result) {
+        met = false;
+        break;
+      }
     }
     if (met) return true;
   }
@@ -260,13 +263,13 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
     checkSchemes(requirementsOf(operation), headers, 0, new Map());
 
   // Each operation's requirements, read from it on its first request.
-  const requirements = new WeakMap<Operation, Requirements>();
+  const readRequirements = new WeakMap<Operation, Requirements>();
   const requirementsOf = (operation: Operation): Requirements => {
-    let found = requirements.get(operation);
+    let found = readRequirements.get(operation);
     if (found === undefined) {
       const allOf = (operation.security ?? []).map((requirement) => Object.keys(requirement));
       found = { allOf, schemes: [...new Set(allOf.flat())] };
-      requirements.set(operation, found);
+      readRequirements.set(operation, found);
     }
     return found;
   };
