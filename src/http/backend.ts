@@ -104,6 +104,12 @@ function meetsOne(requirements: Requirements['allOf'], results: ReadonlyMap<stri
   return false;
 }
 
+/** An operation's requirements, as the security step reads them. */
+function requirementsOf(operation: Operation): Requirements {
+  const allOf = (operation.security ?? []).map((requirement) => Object.keys(requirement));
+  return { allOf, schemes: [...new Set(allOf.flat())] };
+}
+
 /** What the security step found: each checked scheme's result, and whether one of the operation's requirements is met. */
 interface Security {
   results: ReadonlyMap<string, SecurityResult | undefined>;
@@ -260,19 +266,7 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
    * A scheme without a handler fails, so an operation can never be opened by a scheme nobody checks.
    */
   const authenticate = (operation: Operation, headers: IncomingMessage['headers']): MaybePromise<Security> =>
-    checkSchemes(requirementsOf(operation), headers, 0, new Map());
-
-  // Each operation's requirements, read from it on its first request.
-  const readRequirements = new WeakMap<Operation, Requirements>();
-  const requirementsOf = (operation: Operation): Requirements => {
-    let found = readRequirements.get(operation);
-    if (found === undefined) {
-      const allOf = (operation.security ?? []).map((requirement) => Object.keys(requirement));
-      found = { allOf, schemes: [...new Set(allOf.flat())] };
-      readRequirements.set(operation, found);
-    }
-    return found;
-  };
+    checkSchemes(requirementsById.get(operation.operationId) ?? requirementsOf(operation), headers, 0, new Map());
 
   /** One scheme after another from `first`, each handler's answer taken as soon as it has one. */
   const checkSchemes = (
@@ -370,6 +364,7 @@ export async function createDispatcher(options: BackendOptions): Promise<Dispatc
   const inputReaders = new Map(
     api.getOperations().map((operation) => [operation.operationId, compileInputReader(operation, { undeclared: router.undeclaredQuery })]),
   );
+  const requirementsById = new Map(api.getOperations().map((operation) => [operation.operationId, requirementsOf(operation)]));
 
   // The steps after routing (pipeline.ts), run in openapi-backend's order with its router and its
   // validator, but without its request handling, which parsed each request four times and wrapped
