@@ -1,3 +1,5 @@
+// On a Node.js the project does not support, stop with the bin's message before any test loads the SQLite driver.
+import '../src/cli/supported-node';
 import { PG_REQUIRED, SKIP_LINE, postgresAvailable } from './helpers/postgres';
 
 // Decides once, before any worker starts, whether the suites also run on PostgreSQL.

@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+// First, before anything loads the SQLite driver.
+import './supported-node';
 import type { Writable } from 'node:stream';
 import { runCli } from './program';
 
