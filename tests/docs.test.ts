@@ -57,7 +57,8 @@ if (!present && !REQUIRED) {
     await page.screenshot({ path: path.join(ARTIFACTS, 'docs-v2.png'), fullPage: true });
     // The version is chosen in the top bar; v1 follows.
     await page.locator('.topbar select').selectOption({ label: 'v1 (1.0.0)' });
-    await page.waitForSelector('.opblock-deprecated', { timeout: 15000 });
+    // Read once the deprecated operation shows its sunset date: the block appears before its text is rendered.
+    await page.locator('.opblock-deprecated').filter({ hasText: '2027-06-30' }).first().waitFor({ timeout: 15000 });
     await page.waitForSelector('.models', { timeout: 15000 });
     const v1 = await page.locator('body').innerText();
     const deprecated = await page.locator('.opblock-deprecated').allInnerTexts();
