@@ -7,7 +7,7 @@ import { createLogger } from '../src/logger';
 import { createMetrics, type Metrics } from '../src/metrics';
 import { startServer } from '../src/server';
 import type { Store } from '../src/store';
-import { addKey, freshStore, order, tempDir } from './helpers/store';
+import { freshStorePerTest, order, tempDir } from './helpers/store';
 import { until } from './helpers/wait';
 
 const tmp = tempDir();
@@ -15,12 +15,7 @@ afterAll(tmp.cleanup);
 
 let store: Store;
 let key: string;
-beforeEach(async () => {
-  ({ store } = freshStore(tmp.dir));
-  key = await addKey(store);
-  await store.importOrders([order({ id: 1 })]);
-});
-afterEach(() => store.close());
+freshStorePerTest(tmp.dir, [order({ id: 1 })], (made) => ({ store, key } = made));
 
 function sink(): { stream: Writable; lines: () => Array<Record<string, unknown>> } {
   let text = '';

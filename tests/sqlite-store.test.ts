@@ -120,14 +120,18 @@ test('a cancel answered while an import streams in is committed on its own, even
   await store.importOrders([order({ id: 1 }), order({ id: 2 })]);
   let release!: () => void;
   const gate = new Promise<void>((resolve) => (release = resolve));
+  let staged!: () => void;
+  // Settles when the import asks for its second record: it has taken the first.
+  const firstTaken = new Promise<void>((resolve) => (staged = resolve));
   async function* failingRecords() {
     yield order({ id: 10 });
+    staged();
     await gate;
     throw new Error('the file broke off');
   }
 
   const importing = store.importOrders(failingRecords());
-  await new Promise((resolve) => setTimeout(resolve, 20));
+  await firstTaken;
   const cancelled = await store.cancelOrder(1);
   const listed = (await listAll(store)).map((o) => o.id);
   release();

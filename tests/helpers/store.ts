@@ -65,3 +65,18 @@ export function withOverrides(store: Store, overrides: Partial<Store>): Store {
     },
   });
 }
+
+/**
+ * Gives every test of a file a fresh SQLite store under `dir` with a key and `records` imported,
+ * handed to `use` before the test, and closes it after.
+ */
+export function freshStorePerTest(dir: string, records: ImportRecord[], use: (made: { store: Store; key: string }) => void): void {
+  let store: Store | undefined;
+  beforeEach(async () => {
+    ({ store } = freshStore(dir));
+    const key = await addKey(store);
+    await store.importOrders(records);
+    use({ store, key });
+  });
+  afterEach(() => store?.close());
+}

@@ -5,6 +5,7 @@ import { createLogger } from '../../src/logger';
 import { startServer, type RunningServer } from '../../src/server';
 import type { Store } from '../../src/store';
 import { addKey, freshStore, order, tempDir } from '../helpers/store';
+import { until } from '../helpers/wait';
 
 // Slow and oversized clients, over raw sockets so the test controls every byte and every pause.
 const tmp = tempDir();
@@ -170,9 +171,7 @@ test('a client that stops reading a long list is cut after the idle timeout, and
   socket.write(`GET /v1/store/orders HTTP/1.1\r\nHost: x\r\nAccept-Encoding: identity\r\nAuthorization: Bearer ${key}\r\n\r\n`);
   const started = Date.now();
 
-  while (!logged.includes('closing a connection with no traffic') && Date.now() - started < 8000) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await until(() => logged.includes('closing a connection with no traffic'), 'the idle connection is closed', 8000);
   socket.destroy();
 
   expect(logged).toContain('closing a connection with no traffic');

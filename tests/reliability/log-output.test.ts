@@ -4,6 +4,7 @@ import path from 'node:path';
 import { LogOutput } from '../../src/log-output';
 import { BIN, cli, cliEnv } from '../helpers/cli';
 import { rowsOf, tempDir } from '../helpers/store';
+import { until } from '../helpers/wait';
 
 // The server and the CLI under a log reader that dies, or that stays alive and stops reading:
 // their stdout and stderr are a real pipe (a FIFO) whose only reader is another process.
@@ -284,8 +285,12 @@ describe('batched writes', () => {
   test('a lone line is written after a short wait, and drain writes what waits at once', async () => {
     const log = onFile('lone.log');
     log.output.write('{"lone":true}\n');
-    await sleep(200);
+    expect(log.writes()).toBe(0);
+    await until(() => log.lines().length === 1, 'the lone line is in the file');
     expect(log.lines()).toEqual(['{"lone":true}']);
+    expect(log.writes()).toBe(1);
+    // With nothing queued, drain only waits for the lone line's write to finish.
+    await log.output.drain(1000);
 
     log.output.write('{"last":true}\n');
     const before = log.writes();

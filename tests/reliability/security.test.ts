@@ -6,7 +6,7 @@ import { createApp } from '../../src/app';
 import { createLogger } from '../../src/logger';
 import type { Store } from '../../src/store';
 import { cli } from '../helpers/cli';
-import { addKey, freshStore, order, tempDir, withOverrides } from '../helpers/store';
+import { freshStorePerTest, order, tempDir, withOverrides } from '../helpers/store';
 
 // The checks SECURITY.md promises, each against the real app and a real SQLite file.
 const tmp = tempDir();
@@ -14,12 +14,7 @@ afterAll(tmp.cleanup);
 
 let store: Store;
 let key: string;
-beforeEach(async () => {
-  ({ store } = freshStore(tmp.dir));
-  key = await addKey(store);
-  await store.importOrders([order({ id: 1 }), order({ id: 2, status: 'shipped' }), order({ id: 3 })]);
-});
-afterEach(() => store.close());
+freshStorePerTest(tmp.dir, [order({ id: 1 }), order({ id: 2, status: 'shipped' }), order({ id: 3 })], (made) => ({ store, key } = made));
 
 /** Every kind of answer the service gives, authenticated or not, each named by its request. */
 async function everyKindOfResponse(app: Parameters<typeof request>[0], withKey: string): Promise<Array<[string, request.Response]>> {

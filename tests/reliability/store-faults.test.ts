@@ -65,10 +65,12 @@ describe('a database locked by another writer', () => {
     const other = new Database(env.file);
     other.exec('BEGIN IMMEDIATE');
     let cancelSettled = false;
+    const arrived = new Promise((resolve) => env.server.server.once('request', resolve));
     const cancel = env.call('DELETE', '/v1/store/orders/3').finally(() => (cancelSettled = true));
-    // Let the cancel reach the server and start waiting (a server that waits synchronously would
-    // not even run this timer until its wait was over).
-    await new Promise((resolve) => setTimeout(resolve, 40));
+    // Once the cancel has reached the server, and the server has had a turn to start its write (a
+    // server that waits synchronously would not even run these requests until its wait was over).
+    await arrived;
+    await new Promise((resolve) => setImmediate(resolve));
 
     const health = await env.call('GET', '/healthz');
     const list = await env.call('GET', '/v1/store/orders');

@@ -150,6 +150,8 @@ export interface PublishOptions {
   leaseMs?: number;
   /** Called after each slice has committed, with its number (from 1). */
   afterSlice?: (slice: number) => void | Promise<void>;
+  /** The clock leases are written and read by, in milliseconds since the epoch (default Date.now). */
+  now?: () => number;
 }
 
 const SLICE_ROWS = 50_000;
@@ -261,7 +263,7 @@ function startPublishing(db: Database.Database, { from, to }: Span, options: Pub
 }
 
 function leaseEnd(options: PublishOptions): number {
-  return Date.now() + (options.leaseMs ?? LEASE_MS);
+  return (options.now ?? Date.now)() + (options.leaseMs ?? LEASE_MS);
 }
 
 /**
@@ -333,14 +335,15 @@ async function publishedOrRemoved(db: Database.Database, options: PublishOptions
   for (;;) {
     const now = publishingNow(db);
     if (now === undefined) return;
-    if (now.until_ms > Date.now()) {
+    const clock = options.now ?? Date.now;
+    if (now.until_ms > clock()) {
       await new Promise((resolve) => setTimeout(resolve, WAIT_MS));
       continue;
     }
     const taken = db
       .transaction((): Publishing | undefined => {
         const still = publishingNow(db);
-        if (still === undefined || still.until_ms > Date.now()) return undefined;
+        if (still === undefined || still.until_ms > clock()) return undefined;
         const token = randomUUID();
         db.prepare('UPDATE main.import_publishing SET token = ?, until_ms = ?').run(token, leaseEnd(options));
         return { from: still.from_id, to: still.to_id, token };
