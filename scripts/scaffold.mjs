@@ -7,6 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as prettier from 'prettier';
 import { parse } from 'yaml';
+import { loadSource } from './lib/load-source.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
@@ -23,6 +24,9 @@ const check = process.argv.includes('--check');
 const unknown = process.argv.slice(2).filter((arg) => arg !== '--check');
 if (unknown.length > 0) fail(`unknown argument ${unknown[0]}; the only option is --check`);
 
+// The rule the server and `npm run check` apply to the statuses an operation must declare.
+const { undeclaredFrameworkStatuses, describeUndeclared } = await loadSource('contract/framework-statuses');
+
 const pending = [];
 for (const document of DOCUMENTS) pending.push(...(await plan(document)));
 
@@ -37,6 +41,7 @@ if (check) {
     mkdirSync(path.dirname(path.join(root, file.path)), { recursive: true });
     writeFileSync(path.join(root, file.path), file.text);
     process.stdout.write(`wrote ${file.path}${file.note ? ` (${file.note})` : ''}\n`);
+    for (const missing of file.undeclared ?? []) process.stderr.write(`declare it: ${describeUndeclared(missing)}\n`);
   }
   if (pending.length === 0) process.stdout.write('nothing to scaffold: every operation has a handler module\n');
 }
@@ -53,6 +58,7 @@ async function plan(document) {
       text: await format(module, handlerModule(operation, document)),
       reason: 'is missing',
       note: 'answers a mock until implemented',
+      undeclared: operation.undeclared,
     });
     const test = `${document.tests}/${fileName(operation.operationId)}.test.ts`;
     if (!existsSync(path.join(root, test)))
@@ -95,6 +101,8 @@ function operationsOf(spec) {
         route,
         summary: typeof operation.summary === 'string' ? operation.summary.trim() : '',
         secured: security.length > 0 && !security.some((requirement) => Object.keys(requirement).length === 0),
+        // The statuses the server can answer that the operation does not declare: npm run check and the server refuse them.
+        undeclared: undeclaredFrameworkStatuses({ paths: { [route]: { [method]: operation } }, security: document.security }),
       });
     }
   }

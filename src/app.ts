@@ -6,7 +6,7 @@ import { SPEC_PATH, loadDocument, specPath } from './contract/document';
 import type { ApiVersion } from './contract/types';
 import { DEFAULT_LIMITS } from './config';
 import { ApiError } from './errors';
-import { createDispatcher, type Dispatch } from './http/backend';
+import { createDispatcher, type Dispatch } from './http/dispatcher';
 import { docsRouter } from './http/docs';
 import { v1Handlers } from './handlers/v1';
 import { v2Handlers } from './handlers/v2';
@@ -55,35 +55,40 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
   const chunkItems = deps.listChunkItems ?? 1000;
   const metrics = deps.metrics ?? createMetrics();
   const secret = await deps.store.cursorSecret();
-  const versions = {
-    v1: { document: deps.document ?? loadDocument(), modules: { ...v1Handlers, ...deps.modules }, handlers: deps.handlers },
-    v2: {
-      document: deps.v2?.document ?? loadDocument(specPath('v2')),
-      modules: { ...v2Handlers, ...deps.v2?.modules },
-      handlers: deps.v2?.handlers,
-    },
+  const documents = { v1: deps.document ?? loadDocument(), v2: deps.v2?.document ?? loadDocument(specPath('v2')) };
+  const common = {
+    store: deps.store,
+    logger,
+    secret,
+    chunkItems,
+    onViolation: (operationId: string, version: ApiVersion) => metrics.violation(operationId, version),
+    onDeprecatedCall: (operationId: string, version: ApiVersion) => metrics.deprecatedCall(operationId, version),
   };
-  const dispatchers = new Map<string, Dispatch>();
-  for (const version of Object.keys(versions) as ApiVersion[]) {
-    const { document, modules, handlers } = versions[version];
-    dispatchers.set(
-      `/${version}/`,
+  const dispatchers = new Map<string, Dispatch>([
+    [
+      '/v1/',
       await createDispatcher({
-        version,
-        document,
-        store: deps.store,
-        logger,
-        definitions: modules,
-        overrides: handlers,
-        secret,
-        chunkItems,
-        onViolation: (operationId) => metrics.violation(operationId, version),
-        onDeprecatedCall: (operationId) => metrics.deprecatedCall(operationId, version),
+        ...common,
+        version: 'v1',
+        document: documents.v1,
+        definitions: { ...v1Handlers, ...deps.modules },
+        overrides: deps.handlers,
       }),
-    );
-  }
-  // A path under no version's prefix is v1's to answer (its 404), as it was before v2.
-  const fallback = dispatchers.get('/v1/')!;
+    ],
+    [
+      '/v2/',
+      await createDispatcher({
+        ...common,
+        version: 'v2',
+        document: documents.v2,
+        definitions: { ...v2Handlers, ...deps.v2?.modules },
+        overrides: deps.v2?.handlers,
+      }),
+    ],
+  ]);
+  // A path under no version's prefix is v1's to answer (its 404): v1's base address is the oldest promise.
+  const fallback = dispatchers.get('/v1/');
+  if (fallback === undefined) throw new Error('v1 is not served');
   const dispatch: Dispatch = (request, res) => (dispatchers.get(request.path.slice(0, 4)) ?? fallback)(request, res);
   const pipeline = createPipeline({
     logger,
@@ -93,7 +98,7 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
     isEndpoint,
   });
   const served = new Map(
-    Object.entries(versions).map(([version, { document }]) => [`/${version}/openapi.json`, Buffer.from(JSON.stringify(document), 'utf8')]),
+    Object.entries(documents).map(([version, document]) => [`/${version}/openapi.json`, Buffer.from(JSON.stringify(document), 'utf8')]),
   );
   const changelog = fs.readFileSync(path.join(path.dirname(SPEC_PATH), '..', 'CHANGELOG.md'));
 
@@ -139,8 +144,8 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
   // Newest first: a reader arriving at /docs sees the version to build on.
   app.use(
     docsRouter(
-      Object.entries(versions)
-        .map(([version, { document }]) => [version, document] as [string, OpenAPIV3.Document])
+      Object.entries(documents)
+        .map(([version, document]): [string, OpenAPIV3.Document] => [version, document])
         .reverse(),
     ),
   );

@@ -120,8 +120,8 @@ function number(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0)
 }
 
 function parseLogLevel(raw: string): LogLevel {
-  const level = raw.toLowerCase() as LogLevel;
-  if (!LOG_LEVELS.includes(level)) {
+  const level = LOG_LEVELS.find((known) => known === raw.toLowerCase());
+  if (level === undefined) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${raw}"`);
   }
   return level;

@@ -71,3 +71,20 @@ export function toApiError(err: unknown): { error: ApiError; expected: boolean }
   if (err instanceof StoreUnavailableError) return { error: new ApiError('service_unavailable'), expected: false };
   return { error: new ApiError('internal_error'), expected: false };
 }
+
+/** The `code` a Node or driver error carries (`ENOENT`, `SQLITE_BUSY`, `23505`), when it has one. */
+export function errorCode(err: unknown): string | undefined {
+  if (typeof err !== 'object' || err === null || !('code' in err)) return undefined;
+  return typeof err.code === 'string' ? err.code : undefined;
+}
+
+/** The message of what was thrown, read by its shape (an Error of another realm has one too); undefined without one. */
+export function messageOf(err: unknown): string | undefined {
+  if (typeof err !== 'object' || err === null || !('message' in err)) return undefined;
+  return typeof err.message === 'string' ? err.message : undefined;
+}
+
+/** An error's message, or what was thrown, as text. */
+export function errorMessage(err: unknown): string {
+  return messageOf(err) ?? String(err);
+}

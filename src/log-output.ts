@@ -20,7 +20,7 @@ const MAX_WRITE = 64 * 1024;
 /**
  * How long a line waits for others to share its write. A write per line (a request each, under
  * load) cost a system call, a thread hand-off and a wake-up of the reader per request: more than
- * the rest of the request's logging together. A person reading the log does not see 10 ms.
+ * the rest of the request's logging together. A person reading the log does not see the wait.
  */
 const LINGER_MS = 10;
 /** Queued characters that start a write at once, without waiting out the linger. */

@@ -1,11 +1,11 @@
 import http from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import type { Express } from 'express';
 import { createApp } from './app';
 import { DEFAULT_LIMITS, type HttpLimits } from './config';
 import { ApiError } from './errors';
 import { withAppPrototypes } from './http/app-prototypes';
-import { rawErrorResponse } from './http/reply';
+import { rawErrorResponse } from './http/error-reply';
 import { logOutputOf, silentLogger, type Logger } from './logger';
 import { createMetrics } from './metrics';
 import type { Store } from './store';
@@ -31,8 +31,14 @@ export interface RunningServer {
 }
 
 /** The response a connection is writing, so that a client error after its head never writes a second one. */
-const ANSWERING = Symbol('petstore.answering');
-type AnsweringSocket = Socket & { [ANSWERING]?: http.ServerResponse };
+const ANSWERING: unique symbol = Symbol('petstore.answering');
+
+declare module 'net' {
+  interface Socket {
+    /** The response the connection's request is being answered with, for a client error that arrives meanwhile. */
+    [ANSWERING]?: http.ServerResponse;
+  }
+}
 
 /**
  * An http.Server for an express app, whose requests and responses are built with the app's own
@@ -57,12 +63,12 @@ export function createHttpServer(app: Express, limits: HttpLimits = DEFAULT_LIMI
       connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(limits.headersTimeoutMs / 4))),
     },
     (req, res) => {
-      (req.socket as AnsweringSocket)[ANSWERING] = res;
+      req.socket[ANSWERING] = res;
       listener(req, res);
     },
   );
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
-    answerClientError(err, socket, (socket as AnsweringSocket)[ANSWERING], logger);
+    answerClientError(err, socket, socket[ANSWERING], logger);
   });
   server.setTimeout(limits.socketIdleTimeoutMs, (socket: Socket) => {
     logger.info({ remote: socket.remoteAddress, idleMs: limits.socketIdleTimeoutMs }, 'closing a connection with no traffic');
@@ -106,7 +112,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       resolve();
     });
   });
-  const { address, port } = server.address() as AddressInfo;
+  const bound = server.address();
+  if (bound === null || typeof bound === 'string') throw new Error('the server is not listening on a TCP port');
+  const { address, port } = bound;
   const url = `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
 
   let closing: Promise<void> | undefined;

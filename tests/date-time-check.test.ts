@@ -2,7 +2,7 @@ import Ajv from 'ajv';
 import Database from 'better-sqlite3';
 import { ValidationContext } from 'openapi-backend';
 import pg from 'pg';
-import { customizeAjv } from '../src/contract/validation';
+import { customizeAjv } from '../src/openapi';
 import { dateTimeCheckSql } from '../src/store/date-time-sql';
 import { dateTimeSamples } from './helpers/date-times';
 import { ADMIN_URL } from './helpers/postgres';

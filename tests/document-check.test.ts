@@ -5,7 +5,7 @@ import OpenAPISchemaValidator from 'openapi-schema-validator';
 import type { OpenAPIV3 } from 'openapi-types';
 import { cloneDocument, loadDocument } from '../src/contract/document';
 import type * as Handlers from '../src/handlers/v1';
-import type * as Backend from '../src/http/backend';
+import type * as Dispatcher from '../src/http/dispatcher';
 import type * as Logging from '../src/logger';
 import type * as Stores from '../src/store';
 
@@ -47,7 +47,7 @@ describe('the precompiled OpenAPI 3.0 check', () => {
 
   test('is what the built server checks its document with: a document that is not OpenAPI is refused', async () => {
     /* eslint-disable @typescript-eslint/no-require-imports */
-    const { createDispatcher } = require(path.join(DIST, 'src', 'http', 'backend.js')) as typeof Backend;
+    const { createDispatcher } = require(path.join(DIST, 'src', 'http', 'dispatcher.js')) as typeof Dispatcher;
     const { openSqliteStore } = require(path.join(DIST, 'src', 'store')) as typeof Stores;
     const { silentLogger } = require(path.join(DIST, 'src', 'logger')) as typeof Logging;
     const { v1Handlers } = require(path.join(DIST, 'src', 'handlers', 'v1')) as typeof Handlers;

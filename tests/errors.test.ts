@@ -2,7 +2,7 @@ import request from 'supertest';
 import { createApp } from '../src/app';
 import { expectConforms } from './helpers/contract';
 import { ApiError } from '../src/errors';
-import { fixedReply } from '../src/http/reply';
+import { fixedErrorReply as fixedReply } from '../src/http/error-reply';
 import { createLogger } from '../src/logger';
 import { eachStore } from './helpers/store-suite';
 import { order } from './helpers/store';

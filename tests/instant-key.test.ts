@@ -3,7 +3,7 @@ import Database from 'better-sqlite3';
 import { ValidationContext } from 'openapi-backend';
 import pg from 'pg';
 import { instantKey } from '../src/contract/date-time';
-import { customizeAjv } from '../src/contract/validation';
+import { customizeAjv } from '../src/openapi';
 import { instantKeySql } from '../src/store/date-time-sql';
 import { dateTimeSamples } from './helpers/date-times';
 import { ADMIN_URL } from './helpers/postgres';

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import OpenAPIBackend from 'openapi-backend';
 import type { OpenAPIV3 } from 'openapi-types';
 import { cloneDocument, loadDocument } from '../src/contract/document';
-import { createContractAjv } from '../src/contract/validation';
+import { createContractAjv } from '../src/openapi';
 import { ItemViolation, compileItemWriter } from '../src/http/item-writer';
 import { KNOWN_DATE_TIMES } from './helpers/date-times';
 

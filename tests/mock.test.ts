@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { createApp } from '../src/app';
-import { createContractAjv } from '../src/contract/validation';
+import { createContractAjv } from '../src/openapi';
 import { defineHandler, type HandlerDefinitions } from '../src/http/handlers';
 import { createLogger } from '../src/logger';
 import { expectConforms } from './helpers/contract';

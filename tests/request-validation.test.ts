@@ -1,9 +1,9 @@
 import OpenAPIBackend, { type Request } from 'openapi-backend';
 import type { OpenAPIV3 } from 'openapi-types';
 import { cloneDocument, loadDocument, specPath } from '../src/contract/document';
-import { customizeAjv } from '../src/contract/validation';
-import { compileRequestValidator } from '../src/http/request-validation';
-import { useCompiledRouter } from '../src/http/router';
+import { customizeAjv } from '../src/openapi';
+import { compileRequestValidator } from '../src/openapi/request-validation';
+import { useCompiledRouter } from '../src/openapi/router';
 
 // The dispatcher's request check must answer exactly what openapi-backend's validateRequest
 // answers (the same errors, in the same order), for every kind of parameter and body a document

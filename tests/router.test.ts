@@ -1,7 +1,7 @@
 import { OpenAPIRouter, type Request } from 'openapi-backend';
 import type { OpenAPIV3 } from 'openapi-types';
 import { loadDocument } from '../src/contract/document';
-import { CompiledRouter } from '../src/http/router';
+import { CompiledRouter } from '../src/openapi/router';
 
 // The compiled router must be a drop-in for the stock one: same operation, same parsed request.
 describe('CompiledRouter', () => {

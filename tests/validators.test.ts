@@ -5,7 +5,7 @@ import { OpenAPIRouter, OpenAPIValidator, ValidationContext } from 'openapi-back
 import { createApp } from '../src/app';
 import { cloneDocument, loadDocument } from '../src/contract/document';
 import request from 'supertest';
-import { customizeAjv, validatorsCompiled } from '../src/contract/validation';
+import { customizeAjv, validatorsCompiled } from '../src/openapi';
 import { openSqliteStore } from '../src/store';
 import { addKey, order, tempDir } from './helpers/store';
 

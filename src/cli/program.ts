@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import type { Readable } from 'node:stream';
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigError, loadConfig, type Config } from '../config';
-import { loadDocument, specPath } from '../contract/document';
+import { isOpenApiDocument, loadDocument, specPath } from '../contract/document';
+import { errorCode, errorMessage } from '../errors';
 import { parse as parseYaml } from 'yaml';
 import type { OpenAPIV3 } from 'openapi-types';
 import { idProblem, parseId } from '../ids';
@@ -101,7 +102,7 @@ function buildProgram(io: CliIO): Command {
           // Nobody saw the key, so nobody can use it; a key that may have been read in part must not stay valid.
           await store.revokeKey(options.name);
           throw new CliError(
-            `the key could not be written to stdout (${errorCode(err)}); it was revoked, create another with a new --name`,
+            `the key could not be written to stdout (${codeOrMessage(err)}); it was revoked, create another with a new --name`,
           );
         }
       });
@@ -290,11 +291,8 @@ async function readDocumentFrom(option: string, source: string): Promise<OpenAPI
   } catch (err) {
     throw new CliError(`${option}: ${source} is not YAML or JSON: ${err instanceof Error ? err.message : String(err)}`);
   }
-  const version = (document as { info?: { version?: unknown } } | null)?.info?.version;
-  if (typeof document !== 'object' || document === null || !('paths' in document) || typeof version !== 'string') {
-    throw new CliError(`${option}: ${source} is not an OpenAPI document (it needs info.version and paths)`);
-  }
-  return document as OpenAPIV3.Document;
+  if (!isOpenApiDocument(document)) throw new CliError(`${option}: ${source} is not an OpenAPI document (it needs info.version and paths)`);
+  return document;
 }
 
 /** The deployment broke the contract: the report says how; exit status 1 with nothing more. */
@@ -320,8 +318,8 @@ async function ignoreLostOutput(written: void | Promise<void>): Promise<void> {
   await Promise.resolve(written).catch(() => undefined);
 }
 
-function errorCode(err: unknown): string {
-  return (err as NodeJS.ErrnoException | undefined)?.code ?? (err instanceof Error ? err.message : String(err));
+function codeOrMessage(err: unknown): string {
+  return errorCode(err) ?? errorMessage(err);
 }
 
 async function withStore<T>(config: Config, use: (store: Store) => Promise<T>): Promise<T> {
@@ -349,7 +347,7 @@ async function openFile(file: string): Promise<ImportInput> {
     }
     return { stream: handle.createReadStream(), totalBytes: stat.size };
   } catch (err) {
-    throw new CliError(`FILE: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new CliError(`FILE: cannot read ${file}: ${codeOrMessage(err)}`);
   }
 }
 

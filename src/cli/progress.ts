@@ -1,4 +1,3 @@
-import type { ReadStream } from 'node:fs';
 import { SingleBar } from 'cli-progress';
 import type { ImportInput, ImportProgress } from './program';
 
@@ -16,7 +15,12 @@ export function importProgressBar(input: ImportInput): ImportProgress {
   });
   bar.start(total ?? 0, 0, { records: 0 });
   return {
-    update: (records) => bar.update(total ? ((input.stream as ReadStream).bytesRead ?? 0) : 0, { records }),
+    update: (records) => bar.update(total ? bytesRead(input.stream) : 0, { records }),
     stop: () => bar.stop(),
   };
+}
+
+/** How much of the file a stream has read; 0 for a stream that does not count (stdin). */
+function bytesRead(stream: object): number {
+  return 'bytesRead' in stream && typeof stream.bytesRead === 'number' ? stream.bytesRead : 0;
 }

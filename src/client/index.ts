@@ -1,6 +1,7 @@
 import createClient, { type Client } from 'openapi-fetch';
 import type { paths as V2Paths, operations as V2Operations } from '../../generated/openapi-v2';
 import type { ErrorBody, ErrorCode, Order, Pet, V2Order, V2OrderPage, paths } from '../contract/types';
+import { isRecord } from '../records';
 
 /** Where and how to call a deployment. */
 export interface OrdersClientOptions {
@@ -134,12 +135,5 @@ function createV2(raw: Client<V2Paths>): OrdersClientV2 {
 }
 
 function isErrorBody(body: unknown): body is ErrorBody {
-  const candidate = body as Partial<ErrorBody> | null;
-  return (
-    typeof candidate === 'object' &&
-    candidate !== null &&
-    typeof candidate.code === 'string' &&
-    typeof candidate.message === 'string' &&
-    typeof candidate.status === 'number'
-  );
+  return isRecord(body) && typeof body.code === 'string' && typeof body.message === 'string' && typeof body.status === 'number';
 }

@@ -1,8 +1,8 @@
 import type { ValidateFunction } from 'ajv';
-import OpenAPIBackend, { type Operation } from 'openapi-backend';
 import type { OpenAPIV3 } from 'openapi-types';
-import { cloneDocument } from './document';
-import { createContractAjv, customizeAjv, describeAjvError } from './validation';
+import { createOpenApi, type OpenApi, type Operation } from '../openapi';
+import { undeclaredQueryPolicy } from './document';
+import { describeAjvError } from './validation';
 
 /** A response to check: its status, headers and parsed JSON body; `stream` marks a streamed array. */
 export interface CheckedResponse {
@@ -20,15 +20,15 @@ export interface CheckedResponse {
  * checked again: it differs only in its free-text message); `contract-check` runs it on a deployment's.
  */
 export function responseProblem(
-  api: OpenAPIBackend,
-  validateError: ValidateFunction,
+  api: OpenApi,
+  validateError: ErrorCheck,
   operation: Operation | undefined,
   reply: CheckedResponse,
 ): string | null {
   if (!operation) {
     return validateError(reply.body) ? null : `Error body invalid: ${JSON.stringify(validateError.errors)}`;
   }
-  const declared = (operation.responses ?? {}) as Record<string, OpenAPIV3.ResponseObject>;
+  const declared = operation.responses;
   const response = declared[String(reply.status)] ?? declared[`${String(reply.status)[0]}XX`] ?? declared.default;
   if (!response) return `status ${reply.status} is not declared for ${operation.operationId}`;
   if (!response.content) {
@@ -39,14 +39,24 @@ export function responseProblem(
   if (reply.stream) return headersProblem(api, operation, reply);
   if (reply.body === undefined) return `status ${reply.status} of ${operation.operationId} requires a body`;
   const body = api.validateResponse(reply.body, operation, reply.status);
-  if (body.errors) return `body invalid: ${body.errors.map((e) => describeAjvError(e, 'body')).join('; ')}`;
+  if (body) return `body invalid: ${body.map((e) => describeAjvError(e, 'body')).join('; ')}`;
   return headersProblem(api, operation, reply);
 }
 
-function headersProblem(api: OpenAPIBackend, operation: Operation, reply: CheckedResponse): string | null {
-  const headers = api.validateResponseHeaders(reply.headers ?? {}, operation, { statusCode: reply.status });
-  if (headers.errors) return `headers invalid: ${headers.errors.map((e) => describeAjvError(e)).join('; ')}`;
+function headersProblem(api: OpenApi, operation: Operation, reply: CheckedResponse): string | null {
+  const headers = api.validateResponseHeaders(reply.headers ?? {}, operation, reply.status);
+  if (headers) return `headers invalid: ${headers.map((e) => describeAjvError(e)).join('; ')}`;
   return null;
+}
+
+/** The check of an Error body, for a response outside any operation. */
+export type ErrorCheck = ValidateFunction;
+
+/** The check of the document's Error schema, compiled now. */
+export function errorCheck(api: OpenApi, document: OpenAPIV3.Document): ErrorCheck {
+  const schema = document.components?.schemas?.Error;
+  if (schema === undefined) throw new Error('the document has no Error schema in components.schemas');
+  return api.compile(schema);
 }
 
 /** The spec's checks, compiled once, for a client of a deployment: the same schemas the server uses. */
@@ -56,13 +66,13 @@ export interface ContractChecker {
   problem(operationId: string | undefined, response: CheckedResponse): string | null;
 }
 
+/** The checks of a document's responses, for a client of a deployment that serves it. */
 export async function createContractChecker(document: OpenAPIV3.Document): Promise<ContractChecker> {
-  const api = new OpenAPIBackend({ definition: cloneDocument(document), apiRoot: '/v1', customizeAjv });
-  await api.init();
-  const validateError = createContractAjv(document).compile<unknown>(document.components?.schemas?.Error as object);
+  const api = await createOpenApi(document, { apiRoot: '/', undeclaredQuery: undeclaredQueryPolicy(document) });
+  const validateError = errorCheck(api, document);
   return {
     document,
     problem: (operationId, response) =>
-      responseProblem(api, validateError, operationId === undefined ? undefined : api.getOperation(operationId), response),
+      responseProblem(api, validateError, operationId === undefined ? undefined : api.operation(operationId), response),
   };
 }

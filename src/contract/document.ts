@@ -8,10 +8,23 @@ import type { ApiVersion } from './types';
 export const SPEC_PATH: string = findUp(path.join('spec', 'openapi.yaml'));
 
 /** Each version's document, as spec/documents.json lists them (paths from the project's root). */
-const DOCUMENTS = JSON.parse(fs.readFileSync(path.join(path.dirname(SPEC_PATH), 'documents.json'), 'utf8')) as ReadonlyArray<{
-  version: string;
-  document: string;
-}>;
+const DOCUMENTS = readDocumentList(path.join(path.dirname(SPEC_PATH), 'documents.json'));
+
+/** spec/documents.json: the versions and the files of their documents, checked as it is read. */
+export function readDocumentList(file: string): ReadonlyArray<{ version: string; document: string }> {
+  const list: unknown = JSON.parse(fs.readFileSync(file, 'utf8'));
+  const entries = Array.isArray(list) ? list.map((entry: unknown) => documentEntry(entry)) : [];
+  if (!Array.isArray(list) || entries.some((entry) => entry === undefined)) {
+    throw new Error(`${file} must be an array of {"version", "document"} entries`);
+  }
+  return entries.filter((entry) => entry !== undefined);
+}
+
+function documentEntry(entry: unknown): { version: string; document: string } | undefined {
+  if (typeof entry !== 'object' || entry === null || !('version' in entry) || !('document' in entry)) return undefined;
+  const { version, document } = entry;
+  return typeof version === 'string' && typeof document === 'string' ? { version, document } : undefined;
+}
 
 /** Absolute path of a version's document. */
 export function specPath(version: ApiVersion): string {
@@ -22,8 +35,27 @@ export function specPath(version: ApiVersion): string {
 
 /** The OpenAPI document as written: loaded once, parsed, and deep-frozen so nothing can dereference it in place. */
 export function loadDocument(file: string = SPEC_PATH): OpenAPIV3.Document {
-  const document = parse(fs.readFileSync(file, 'utf8')) as OpenAPIV3.Document;
+  const document: unknown = parse(fs.readFileSync(file, 'utf8'));
+  if (!isOpenApiDocument(document)) throw new Error(`${file} is not an OpenAPI document (it needs info.version and paths)`);
   return deepFreeze(document);
+}
+
+/**
+ * Whether parsed YAML or JSON is an OpenAPI 3.0 document as far as this project reads one without
+ * a full check: an object with `info.version` and `paths`. The server's start and the compat
+ * gate check the rest against the OpenAPI schema.
+ */
+export function isOpenApiDocument(value: unknown): value is OpenAPIV3.Document {
+  if (typeof value !== 'object' || value === null || !('paths' in value) || !('info' in value)) return false;
+  const { info, paths } = value;
+  return (
+    typeof paths === 'object' &&
+    paths !== null &&
+    typeof info === 'object' &&
+    info !== null &&
+    'version' in info &&
+    typeof info.version === 'string'
+  );
 }
 
 /** A mutable deep copy of the document, for libraries that rewrite what they are given. */
@@ -48,4 +80,15 @@ function deepFreeze<T>(value: T): T {
     for (const child of Object.values(value)) deepFreeze(child);
   }
   return value;
+}
+
+/**
+ * What a document does with query parameters its operations do not declare: `ignore` them (v1), or
+ * `reject` them with a 400 that names the first (v2), as its root's `x-undeclared-query` says.
+ */
+export function undeclaredQueryPolicy(document: OpenAPIV3.Document): 'ignore' | 'reject' {
+  const policy: unknown = 'x-undeclared-query' in document ? document['x-undeclared-query'] : 'ignore';
+  if (policy !== 'ignore' && policy !== 'reject')
+    throw new Error(`x-undeclared-query must be "ignore" or "reject", not ${JSON.stringify(policy)}`);
+  return policy;
 }

@@ -1,6 +1,6 @@
-import type { Operation } from 'openapi-backend';
 import { sample } from 'openapi-sampler';
 import type { OpenAPIV3 } from 'openapi-types';
+import type { Operation } from '../openapi';
 
 /** A value the document gives or implies: its example, else one generated from its schema. */
 type Exemplified = Pick<OpenAPIV3.MediaTypeObject, 'example' | 'examples' | 'schema'>;
@@ -30,8 +30,8 @@ export interface ExampleRequest {
  */
 export function exampleOf(source: Exemplified, direction: 'request' | 'response'): unknown {
   if (source.example !== undefined) return source.example;
-  const first = Object.values(source.examples ?? {})[0] as OpenAPIV3.ExampleObject | undefined;
-  if (first?.value !== undefined) return first.value;
+  const [first] = Object.values(source.examples ?? {});
+  if (first !== undefined && !('$ref' in first) && first.value !== undefined) return first.value;
   if (source.schema === undefined) return undefined;
   // A dereferenced OpenAPI 3.0 schema, which openapi-sampler reads; its types are JSON Schema 7's.
   return sample(source.schema as Parameters<typeof sample>[0], direction === 'request' ? { skipReadOnly: true } : { skipWriteOnly: true });
@@ -43,15 +43,16 @@ export function exampleOf(source: Exemplified, direction: 'request' | 'response'
  * Throws, naming the operation, when it declares no success response.
  */
 export function exampleResponse(operation: Operation): ExampleResponse {
-  const responses = (operation.responses ?? {}) as Record<string, OpenAPIV3.ResponseObject>;
+  const responses = operation.responses;
   const status = Object.keys(responses)
     .filter((code) => /^2\d\d$/.test(code))
     .sort()[0];
   if (status === undefined) throw new Error(`operation ${operation.operationId} declares no 2xx response to mock`);
-  const response = responses[status]!;
+  const response = responses[status];
+  if (response === undefined) throw new Error(`operation ${operation.operationId} declares no ${status} response`);
   const headers: Record<string, string> = {};
-  for (const [name, header] of Object.entries((response.headers ?? {}) as Record<string, OpenAPIV3.HeaderObject>)) {
-    headers[name] = String(exampleOf(header, 'response'));
+  for (const [name, header] of Object.entries(response.headers ?? {})) {
+    if (!('$ref' in header)) headers[name] = String(exampleOf(header, 'response'));
   }
   const json = response.content?.['application/json'];
   return { status: Number(status), headers, ...(json === undefined ? {} : { body: exampleOf(json, 'response') }) };
@@ -63,14 +64,14 @@ export function exampleResponse(operation: Operation): ExampleResponse {
  */
 export function exampleRequest(operation: Operation): ExampleRequest {
   const request: ExampleRequest = { method: operation.method.toUpperCase(), path: operation.path, query: {}, headers: {} };
-  for (const parameter of (operation.parameters ?? []) as OpenAPIV3.ParameterObject[]) {
+  for (const parameter of operation.parameters) {
     if (parameter.in !== 'path' && !parameter.required) continue;
     const value = String(exampleOf(parameter, 'request'));
     if (parameter.in === 'path') request.path = request.path.replace(`{${parameter.name}}`, encodeURIComponent(value));
     else if (parameter.in === 'query') request.query[parameter.name] = value;
     else if (parameter.in === 'header') request.headers[parameter.name] = value;
   }
-  const json = (operation.requestBody as OpenAPIV3.RequestBodyObject | undefined)?.content['application/json'];
+  const json = operation.requestBody?.content['application/json'];
   if (json !== undefined) request.body = exampleOf(json, 'request');
   return request;
 }

@@ -1,5 +1,6 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { ApiError } from '../errors';
+import { isRecord } from '../records';
 
 /**
  * Cursors of a keyset list: opaque to clients, tamper-evident, and bound to the query that made
@@ -33,7 +34,11 @@ export function cursors(secret: Buffer): Cursors {
       if (extra !== undefined || given.length !== expected.length || !timingSafeEqual(given, expected)) {
         throw new ApiError('invalid_request', 'cursor is not one this server issued: it was altered or truncated');
       }
-      const { after, query } = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { after: number; query: string };
+      const decoded: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+      if (!isRecord(decoded) || typeof decoded.after !== 'number' || typeof decoded.query !== 'string') {
+        throw new Error('a cursor this server signed does not hold its last id and query');
+      }
+      const { after, query } = decoded;
       if (query !== digest(binding)) {
         throw new ApiError(
           'invalid_request',

@@ -8,15 +8,14 @@ export interface PrototypedApp {
   /** The request class for `http.createServer`: an IncomingMessage whose prototype chain is the app's. */
   readonly IncomingMessage: typeof http.IncomingMessage;
   /** The response class for `http.createServer`: a ServerResponse whose prototype chain is the app's. */
-  readonly ServerResponse: typeof http.ServerResponse;
+  readonly ServerResponse: typeof http.ServerResponse<http.IncomingMessage>;
 }
 
 /**
  * express gives every request and response the app's prototypes with Object.setPrototypeOf. Done
  * per request, that costs more than the rest of a small request together, because V8 has to leave
- * its fast paths for every object whose prototype changes (measured: 84 µs against 25 µs per request
- * for a one-middleware app). Built with the right prototype from the start, express's call changes
- * nothing and costs nothing.
+ * its fast paths for every object whose prototype changes (docs/performance.md, "Where the time
+ * goes"). Built with the right prototype from the start, express's call changes nothing and costs nothing.
  *
  * `app` is left as it is: the listener runs express's `handle` on a view of the app whose `request`
  * and `response` are the new classes' prototypes (which inherit from the app's). This relies on
@@ -25,7 +24,7 @@ export interface PrototypedApp {
  */
 export function withAppPrototypes(app: Express): PrototypedApp {
   class AppRequest extends http.IncomingMessage {}
-  class AppResponse extends http.ServerResponse {}
+  class AppResponse extends http.ServerResponse<http.IncomingMessage> {}
   Object.setPrototypeOf(AppRequest.prototype, app.request);
   Object.setPrototypeOf(AppResponse.prototype, app.response);
   // express's app.handle, which its typings leave out; calling the app itself would run it on `app`.
@@ -36,6 +35,6 @@ export function withAppPrototypes(app: Express): PrototypedApp {
   return {
     listener: (req, res) => view.handle(req, res),
     IncomingMessage: AppRequest,
-    ServerResponse: AppResponse as unknown as typeof http.ServerResponse,
+    ServerResponse: AppResponse,
   };
 }

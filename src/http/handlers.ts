@@ -1,9 +1,10 @@
-import type { Operation } from 'openapi-backend';
 import type { ApiVersion, OperationIdOf, VersionOperations } from '../contract/types';
 import type { MaybePromise } from '../maybe-promise';
+import type { Operation } from '../openapi';
 import type { Store } from '../store';
 import { mockHandler } from './mock';
 import type { Reply, SuccessReply } from './reply';
+import type { RequestInputs } from './request-check';
 
 /** Operation K of version V, as generated. */
 type OperationOf<V extends ApiVersion, K extends OperationIdOf<V>> = VersionOperations[V][K];
@@ -49,9 +50,6 @@ export type OperationHandler<V extends ApiVersion, K extends OperationIdOf<V>> =
   context: HandlerContext<V, K>,
 ) => MaybePromise<SuccessReply<V, K>>;
 
-/** A handler where every operation meets (the dispatcher): its context and reply are the document's, checked at run time. */
-export type AnyOperationHandler = (context: never) => MaybePromise<Reply>;
-
 /** One handler per operation in version V's document; an operation without one fails the typecheck. */
 export type OperationHandlers<V extends ApiVersion = 'v1'> = { readonly [K in OperationIdOf<V>]: OperationHandler<V, K> };
 
@@ -89,50 +87,68 @@ export function defineHandler<V extends ApiVersion, K extends OperationIdOf<V>>(
   return { version, operationId, create };
 }
 
-/** A handler module, seen where every operation meets. */
-interface AnyDefinition {
-  readonly create: (deps: Omit<HandlerDeps<ApiVersion, never>, 'mock'> & { readonly mock: AnyOperationHandler }) => AnyOperationHandler;
-}
+/** An operation's handler, bound: the request's inputs and its key's name in, the handler's reply out. */
+export type BoundHandler = (inputs: RequestInputs, keyName: string | undefined) => MaybePromise<Reply>;
 
-/** The handlers an app serves, and the operations among them that answer mocks. */
+/** The handlers a version serves, by operationId, and the operations among them that answer mocks. */
 export interface BoundHandlers {
-  readonly handlers: ReadonlyMap<string, AnyOperationHandler>;
+  readonly handlers: ReadonlyMap<string, BoundHandler>;
   readonly mocked: readonly string[];
 }
 
 /**
- * Builds the handler of every operation in the document: the test's override when there is one,
- * else its module's. Throws, naming them, when operations have neither, so that the server never
- * starts with an operation that would answer 501.
+ * Builds the handler of every operation in version V's document: the test's override when there
+ * is one, else its module's. Throws, naming them, when operations have neither, so that the
+ * server never starts with an operation that could not answer.
  */
-export function bindHandlers(
+export function bindHandlers<V extends ApiVersion>(
   operations: readonly Operation[],
-  definitions: Readonly<Record<string, unknown>>,
-  overrides: Readonly<Record<string, unknown>>,
-  deps: Omit<HandlerDeps<ApiVersion, never>, 'mock'>,
+  definitions: Partial<HandlerDefinitions<V>>,
+  overrides: Partial<OperationHandlers<V>>,
+  deps: Omit<HandlerDeps<V, OperationIdOf<V>>, 'mock'>,
 ): BoundHandlers {
-  const handlers = new Map<string, AnyOperationHandler>();
+  const handlers = new Map<string, BoundHandler>();
   const mocked: string[] = [];
   const missing: string[] = [];
+  const bind = <K extends OperationIdOf<V>>(operationId: K, operation: Operation): BoundHandler | undefined => {
+    const handler =
+      overrides[operationId] ??
+      definitions[operationId]?.create({
+        ...deps,
+        get mock() {
+          mocked.push(operationId);
+          return mockHandler<V, K>(operation);
+        },
+      });
+    return handler && ((inputs, keyName) => handler(contextOf<V, K>(inputs, keyName)));
+  };
   for (const operation of operations) {
-    const operationId = operation.operationId!;
-    // Every operation meets here, so its handler is seen with the document's context, checked at run time.
-    const override = overrides[operationId] as AnyOperationHandler | undefined;
-    const definition = definitions[operationId] as AnyDefinition | undefined;
-    if (override !== undefined) handlers.set(operationId, override);
-    else if (definition !== undefined) {
-      handlers.set(
-        operationId,
-        definition.create({
-          ...deps,
-          get mock() {
-            mocked.push(operationId);
-            return mockHandler(operation);
-          },
-        }),
-      );
-    } else missing.push(operationId);
+    const { operationId } = operation;
+    const bound = isOperationOf(operationId, definitions, overrides) ? bind(operationId, operation) : undefined;
+    if (bound === undefined) missing.push(operationId);
+    else handlers.set(operationId, bound);
   }
   if (missing.length > 0) throw new Error(`the spec has operations with no handler: ${missing.join(', ')}; run \`npm run scaffold\``);
   return { handlers, mocked };
+}
+
+/** Whether version V has a handler module or an override for this operationId. */
+function isOperationOf<V extends ApiVersion>(
+  operationId: string,
+  definitions: Partial<HandlerDefinitions<V>>,
+  overrides: Partial<OperationHandlers<V>>,
+): operationId is OperationIdOf<V> {
+  return Object.hasOwn(definitions, operationId) || Object.hasOwn(overrides, operationId);
+}
+
+/**
+ * A handler's context from the inputs the request check read. The check validated them against the
+ * operation in the document, and the reader converted each by its schema; the generated types of
+ * `operations[K]` come from the same document, so these are the values those types describe.
+ */
+function contextOf<V extends ApiVersion, K extends OperationIdOf<V>>(
+  inputs: RequestInputs,
+  keyName: string | undefined,
+): HandlerContext<V, K> {
+  return { path: inputs.path, query: inputs.query, headers: inputs.headers, body: inputs.body, keyName } as HandlerContext<V, K>;
 }

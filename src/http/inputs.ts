@@ -1,8 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Operation } from 'openapi-backend';
 import type { OpenAPIV3 } from 'openapi-types';
 import { ApiError } from '../errors';
 import { idProblem, parseId } from '../ids';
+import type { Operation } from '../openapi';
 
 /** An operation's parameters by location, converted to their schema types. */
 export interface OperationInputs {
@@ -31,7 +31,7 @@ export function compileInputReader(
   operation: Operation,
   options: { undeclared: 'ignore' | 'reject' } = { undeclared: 'ignore' },
 ): InputReader {
-  const parameters = ((operation.parameters ?? []) as OpenAPIV3.ParameterObject[]).filter((p) => p.in !== 'cookie');
+  const parameters = operation.parameters.filter((p) => p.in !== 'cookie');
   const declaredQuery = new Set(parameters.filter((p) => p.in === 'query').map((p) => p.name));
   return (raw) => {
     if (options.undeclared === 'reject') {
@@ -49,7 +49,7 @@ export function compileInputReader(
           : parameter.in === 'path'
             ? raw.params[parameter.name]
             : raw.query[parameter.name];
-      const fallback = (parameter.schema as OpenAPIV3.SchemaObject | undefined)?.default as unknown;
+      const fallback: unknown = schemaOf(parameter)?.default;
       if (source === undefined && fallback === undefined) continue;
       const value = source === undefined ? fallback : convert(parameter, source);
       if (parameter.in === 'header') inputs.headers[parameter.name] = value;
@@ -62,7 +62,7 @@ export function compileInputReader(
 
 /** A raw parameter value as its schema's type; a 400 that names the parameter when it is not one. */
 function convert(parameter: OpenAPIV3.ParameterObject, raw: unknown): unknown {
-  const type = (parameter.schema as OpenAPIV3.SchemaObject | undefined)?.type;
+  const type = schemaOf(parameter)?.type;
   if (typeof raw !== 'string') return raw;
   switch (type) {
     case 'integer': {
@@ -76,4 +76,9 @@ function convert(parameter: OpenAPIV3.ParameterObject, raw: unknown): unknown {
     default:
       return raw;
   }
+}
+
+/** A parameter's schema; a dereferenced document holds no `$ref`. */
+function schemaOf(parameter: OpenAPIV3.ParameterObject): OpenAPIV3.SchemaObject | undefined {
+  return parameter.schema === undefined || '$ref' in parameter.schema ? undefined : parameter.schema;
 }

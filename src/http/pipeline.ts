@@ -4,8 +4,9 @@ import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Respon
 import { ApiError } from '../errors';
 import type { Logger } from '../logger';
 import type { Metrics } from '../metrics';
-import type { Dispatch } from './backend';
-import { renderError, sendReply, setCommonHeaders } from './reply';
+import type { Dispatch } from './dispatcher';
+import { thrownReply } from './error-reply';
+import { sendReply, setCommonHeaders } from './reply';
 import { requestState, startRequestState, type RequestState } from './request-state';
 
 /**
@@ -17,15 +18,10 @@ import { requestState, startRequestState, type RequestState } from './request-st
  *   3. limit          a body over the limit is a 413; one within it is read whole before routing
  *   4. route          an infrastructure endpoint (express's routes, in app.ts), or the contract
  *
- * and, for the contract, in the dispatcher (backend.ts), in the order openapi-backend defines them:
+ * and, for the contract, the dispatcher's steps (dispatcher.ts): match, read body, authenticate,
+ * validate, handle, check, send.
  *
- *   5. match          the operation, by method and path (404, 405), and parse a declared body (400, 415)
- *   6. authenticate   the bearer key (401)
- *   7. validate       parameters and body against the document (400)
- *   8. handle         the operation's handler, given its typed inputs
- *   9. check, send    the reply against the document (a logged 500 when it breaks it), then send it
- *
- * Anything thrown on the way becomes an Error reply in one place, renderError (reply.ts), which the
+ * Anything thrown on the way becomes an Error reply in one place, error-reply.ts, which the
  * server's client errors (server.ts) share.
  */
 export interface PipelineOptions {
@@ -130,7 +126,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
       res.destroy();
       return;
     }
-    sendReply(res, renderError(err, logger, { requestId: requestState(req).requestId }));
+    sendReply(res, thrownReply(err, logger, { requestId: requestState(req).requestId }));
   };
 
   return { entry, unrouted, renderThrown };

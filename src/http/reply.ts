@@ -1,7 +1,6 @@
-import { STATUS_CODES, type ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { ApiVersion, OperationIdOf, VersionOperations } from '../contract/types';
-import { toApiError, type ApiError } from '../errors';
-import type { Logger } from '../logger';
+import type { ApiError } from '../errors';
 import { requestState } from './request-state';
 import type { ChunkSource } from './stream';
 
@@ -58,7 +57,7 @@ const COMMON_HEADERS: Readonly<Record<string, string>> = {
   'X-Content-Type-Options': 'nosniff',
   'Cache-Control': 'no-store',
 };
-const COMMON_HEADER_NAMES = Object.keys(COMMON_HEADERS);
+const COMMON_HEADER_ENTRIES = Object.entries(COMMON_HEADERS);
 
 /**
  * Sets the headers every response of a request carries (its `X-Request-Id` and the common
@@ -68,31 +67,15 @@ const COMMON_HEADER_NAMES = Object.keys(COMMON_HEADERS);
  */
 export function setCommonHeaders(res: ServerResponse): void {
   res.setHeader('X-Request-Id', requestState(res.req).requestId);
-  for (const name of COMMON_HEADER_NAMES) res.setHeader(name, COMMON_HEADERS[name]!);
-}
-
-/** The reply that renders an ApiError: the spec's Error body, its status, and its headers. */
-export function errorReply(error: ApiError): Reply {
-  return { status: error.status, body: error.toBody(), headers: { ...error.headers }, error };
+  for (const [name, value] of COMMON_HEADER_ENTRIES) res.setHeader(name, value);
 }
 
 /**
- * The one place anything thrown becomes a reply: an ApiError renders as itself; anything else is
- * logged with `context` and becomes the generic 500 (503 for an unreachable store).
- */
-export function renderError(err: unknown, logger: Logger, context: Record<string, unknown>): Reply {
-  const { error, expected } = toApiError(err);
-  if (!expected) logger.error({ err, ...context }, 'request failed');
-  return errorReply(error);
-}
-
-/**
- * A reply that never varies, built once for every request that gets it (a 401, a miss's 404, a
- * 405): frozen through and through, so that nothing can change it once made (the deprecation
+ * Makes a reply that never varies (a 401, a miss's 404, a 405) ready to send to every request that
+ * gets it: frozen through and through, so that nothing can change it once made (the deprecation
  * headers go on a copy), with its wire form made once beside it.
  */
-export function fixedReply(error: ApiError): Reply {
-  const reply = errorReply(Object.freeze(error));
+export function fixed(reply: Reply): Reply {
   Object.freeze(reply.body);
   Object.freeze(reply.headers);
   const wire = serialize(Object.freeze(reply), undefined);
@@ -101,8 +84,8 @@ export function fixedReply(error: ApiError): Reply {
   return reply;
 }
 
-/** Whether fixedReply made this reply: then it is the same, unchanged, every time it is sent. */
-export function isFixedReply(reply: Reply): boolean {
+/** Whether `fixed` made this reply: then it is the same, unchanged, every time it is sent. */
+export function isFixed(reply: Reply): boolean {
   return fixedWires.has(reply);
 }
 
@@ -119,7 +102,10 @@ const fixedWires = new WeakMap<Reply, Wire>();
  * A reply's head and body as they go on the wire: the common headers (and the request's id, when
  * given) first, then the reply's; JSON as exactly `application/json`, with a Content-Length.
  */
-function serialize(reply: Reply, requestId: string | undefined): { headers: Record<string, string | number>; payload: string | undefined } {
+export function serialize(
+  reply: Reply,
+  requestId: string | undefined,
+): { headers: Record<string, string | number>; payload: string | undefined } {
   const headers: Record<string, string | number> =
     requestId === undefined ? { ...COMMON_HEADERS, ...reply.headers } : { 'X-Request-Id': requestId, ...COMMON_HEADERS, ...reply.headers };
   if (reply.body === undefined) return { headers, payload: undefined };
@@ -142,15 +128,4 @@ export function sendReply(res: ServerResponse, reply: Reply): void {
   res.writeHead(reply.status, headers);
   if (payload === undefined) res.end();
   else res.end(payload, 'utf8');
-}
-
-/**
- * An Error reply as raw HTTP/1.1 bytes, for a connection whose request never became one (Node's
- * `clientError`): the same head sendReply writes, the common headers, and `Connection: close`.
- */
-export function rawErrorResponse(error: ApiError): string {
-  const { headers, payload } = serialize(errorReply(error), undefined);
-  const head = { ...headers, Connection: 'close' };
-  const lines = Object.entries(head).map(([name, value]) => `${name}: ${value}\r\n`);
-  return `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\n${lines.join('')}\r\n${payload ?? ''}`;
 }

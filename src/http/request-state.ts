@@ -14,19 +14,25 @@ export interface RequestState {
 
 // A symbol-keyed slot on the request rather than a WeakMap: one property write per request, where a
 // WeakMap entry per request costs measurably more (an ephemeron for the collector to trace).
-const STATE = Symbol('petstore.requestState');
-type WithState = IncomingMessage & { [STATE]?: RequestState };
+const STATE: unique symbol = Symbol('petstore.requestState');
+
+declare module 'http' {
+  interface IncomingMessage {
+    /** The pipeline's state of this request (request-state.ts). */
+    [STATE]?: RequestState;
+  }
+}
 
 /** Starts the state of a request; the pipeline's first step calls it. */
 export function startRequestState(req: IncomingMessage, requestId: string): RequestState {
   const state: RequestState = { requestId, started: process.hrtime.bigint(), handledBy: undefined, apiVersion: undefined };
-  (req as WithState)[STATE] = state;
+  req[STATE] = state;
   return state;
 }
 
 /** The state of a request the pipeline has started. */
 export function requestState(req: IncomingMessage): RequestState {
-  const state = (req as WithState)[STATE];
+  const state = req[STATE];
   if (state === undefined) throw new Error('the request did not go through the pipeline');
   return state;
 }

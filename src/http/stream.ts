@@ -1,7 +1,8 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Writable } from 'node:stream';
-import { COMPRESS_MIN_BYTES, createCompressor, type Coding } from './encoding';
-import { setCommonHeaders } from './reply';
+import { COMPRESS_MIN_BYTES, createCompressor, negotiateCoding, type Coding } from './encoding';
+import type { ItemWriter } from './item-writer';
+import { sendReply, setCommonHeaders, type Reply } from './reply';
 
 /** Items read in chunks from a snapshot that must be closed; the store's OrderSnapshot is one. */
 export interface ChunkSource<T> {
@@ -15,9 +16,41 @@ export interface ChunkSource<T> {
 export function mapChunks<T, U>(source: ChunkSource<T>, map: (item: T) => U): ChunkSource<U> {
   return {
     read: async (max) => (await source.read(max)).map(map),
-    ...(source.exhausted === undefined ? {} : { exhausted: () => source.exhausted!() }),
+    ...(source.exhausted === undefined ? {} : { exhausted: source.exhausted.bind(source) }),
     close: () => source.close(),
   };
+}
+
+/** What happens to a streamed reply that fails. */
+export interface StreamFailures {
+  /** The reply sent for a failure before the first byte: a refused item's 500, or the Error the failure becomes. */
+  beforeFirstByte(err: unknown): Reply;
+  /** Told of a failure after the first byte; the connection is then cut, which tells the client the list is incomplete. */
+  afterFirstByte(err: unknown): void;
+}
+
+/**
+ * Sends a checked reply: in one write when its body is in hand; item by item when it is a stream
+ * of a JSON array, each item checked and written by `writeItem`. A streamed reply settles when its
+ * stream has; anything else is sent at once.
+ */
+export function sendChecked(
+  res: ServerResponse,
+  request: { readonly method: string; readonly headers: IncomingHttpHeaders },
+  reply: Reply,
+  stream: { readonly writeItem: ItemWriter | undefined; readonly chunkItems: number; readonly failures: () => StreamFailures },
+): Promise<void> | void {
+  if (reply.stream === undefined || stream.writeItem === undefined) return sendReply(res, reply);
+  const failures = stream.failures();
+  return sendJsonArray(res, reply.stream, {
+    status: reply.status,
+    headers: reply.headers ?? {},
+    writeItem: stream.writeItem,
+    chunkItems: stream.chunkItems,
+    coding: negotiateCoding(request.headers),
+    head: request.method === 'HEAD',
+    onError: (err) => failures.afterFirstByte(err),
+  }).catch((err: unknown) => sendReply(res, failures.beforeFirstByte(err)));
 }
 
 /** How to stream one JSON array. */
@@ -48,6 +81,7 @@ export async function sendJsonArray<T>(res: ServerResponse, source: ChunkSource<
   let gone = false;
   res.once('close', () => (gone = true));
   let out: Writable = res;
+  let compressor: ReturnType<typeof createCompressor> | undefined;
   // Once the status and headers are set, a failure can no longer become an Error response, even
   // if a compressor still holds the first bytes: from then on it must close the connection.
   let committed = false;
@@ -77,7 +111,7 @@ export async function sendJsonArray<T>(res: ServerResponse, source: ChunkSource<
     }
     if (coding !== 'identity') {
       res.setHeader('Content-Encoding', coding);
-      const compressor = createCompressor(coding);
+      compressor = createCompressor(coding);
       compressor.on('error', (err) => res.destroy(err));
       compressor.pipe(res);
       out = compressor;
@@ -86,7 +120,7 @@ export async function sendJsonArray<T>(res: ServerResponse, source: ChunkSource<
     let empty = first.length === 0;
     await write(out, res, `[${text}`);
     // Push the first chunk through the compressor now, so the first byte does not wait for its buffer.
-    if (out !== res) (out as ReturnType<typeof createCompressor>).flush();
+    compressor?.flush();
     if (!whole) {
       for (;;) {
         await new Promise<void>((resolve) => setImmediate(resolve));

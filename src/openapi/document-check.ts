@@ -1,5 +1,6 @@
 import type { ErrorObject } from 'ajv';
 import type OpenAPIBackend from 'openapi-backend';
+import { errorCode, errorMessage } from '../errors';
 
 /** A standalone Ajv validate function. */
 type Check = ((document: unknown) => boolean) & { errors?: ErrorObject[] | null };
@@ -16,7 +17,7 @@ export function precompiledDocumentCheck(): Check | undefined {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     return require(PRECOMPILED) as Check;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND' && String((err as Error).message).includes('openapi-3.0-check')) {
+    if (errorCode(err) === 'MODULE_NOT_FOUND' && errorMessage(err).includes('openapi-3.0-check')) {
       return undefined;
     }
     throw err;
@@ -25,7 +26,7 @@ export function precompiledDocumentCheck(): Check | undefined {
 
 /**
  * Has a backend check its document with the precompiled check instead of compiling
- * openapi-schema-validator's schema at start-up, which was about 130 ms of every start. The
+ * openapi-schema-validator's schema at every start-up, a large share of a start's time. The
  * verdict and the error are openapi-backend's own: the same schema, the same Ajv options, the same
  * message (tests/document-check.test.ts compares them). openapi-backend has no option for this, so
  * it replaces the instance's `validateDefinition`, which `init` calls; openapi-backend is pinned

@@ -1,7 +1,20 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import type { OpenAPIBackend, ParsedRequest, Request } from 'openapi-backend';
+import type { OpenAPIBackend, Request } from 'openapi-backend';
 import type { OpenAPIV3 } from 'openapi-types';
 import type { CompiledRouter, Operation } from './router';
+
+/**
+ * A request's parameters and body as the validator reads them (openapi-backend types each part as
+ * `any`): path parameters as their strings, query values as strings or arrays, headers and cookies
+ * by their lower-case names. The validator coerces these values in place.
+ */
+export interface ParsedRequest {
+  readonly params: Readonly<Record<string, string>>;
+  readonly query: Record<string, unknown>;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly cookies: Readonly<Record<string, unknown>>;
+  readonly requestBody: unknown;
+}
 
 /**
  * The errors of a request against its operation, or null when it has none. `parsed` is the
@@ -32,14 +45,17 @@ interface OperationCheck {
 export function compileRequestValidator(api: OpenAPIBackend<OpenAPIV3.Document>, router: CompiledRouter): RequestValidator {
   const checks = new Map<string, OperationCheck>();
   const checkOf = (operation: Operation): OperationCheck => {
-    const operationId = operation.operationId!;
+    const { operationId = `${operation.method} ${operation.path}` } = operation;
     let check = checks.get(operationId);
     if (check === undefined) {
       const query = (operation.parameters ?? []).filter((p): p is OpenAPIV3.ParameterObject => !('$ref' in p) && p.in === 'query');
-      const media = Object.keys((operation.requestBody as OpenAPIV3.RequestBodyObject | undefined)?.content ?? {});
+      const body = operation.requestBody;
+      const media = body === undefined || '$ref' in body ? [] : Object.keys(body.content);
       check = {
         validators: api.validator.getRequestValidatorsForOperation(operationId) ?? [],
-        arrays: new Set(query.filter((p) => (p.schema as OpenAPIV3.SchemaObject | undefined)?.type === 'array').map((p) => p.name)),
+        arrays: new Set(
+          query.filter(({ schema }) => schema !== undefined && !('$ref' in schema) && schema.type === 'array').map((p) => p.name),
+        ),
         json: query.filter((p) => p.content?.['application/json'] !== undefined).map((p) => p.name),
         jsonBodyOnly: media.length === 1 && media[0] === 'application/json',
       };
@@ -51,12 +67,8 @@ export function compileRequestValidator(api: OpenAPIBackend<OpenAPIV3.Document>,
   return (request, operation, parsed) => {
     const check = checkOf(operation);
     const errors: ErrorObject[] = [];
-    const params = parsed.params as Record<string, unknown> | undefined;
-    const query = parsed.query as Record<string, unknown> | undefined;
-    const headers = parsed.headers as Record<string, string | string[] | undefined>;
-    const cookies = parsed.cookies as Record<string, unknown> | undefined;
-    const requestBody = parsed.requestBody as unknown;
-    if (query && check.arrays.size > 0) {
+    const { params, query, headers, cookies, requestBody } = parsed;
+    if (check.arrays.size > 0) {
       for (const name of Object.keys(query)) if (typeof query[name] === 'string' && check.arrays.has(name)) query[name] = [query[name]];
     }
     const parameters: Record<string, unknown> = {};
@@ -65,7 +77,7 @@ export function compileRequestValidator(api: OpenAPIBackend<OpenAPIV3.Document>,
     if (headers != null) parameters.header = headers;
     if (cookies != null) parameters.cookie = cookies;
     if (typeof request.body !== 'object' && request.body !== undefined && check.jsonBodyOnly) {
-      const problem = parseProblem(`${request.body as string | number | boolean}`);
+      const problem = parseProblem(String(bodyOf(request)));
       if (problem !== undefined)
         errors.push({ keyword: 'parse', instancePath: '', schemaPath: '#/requestBody', params: [], message: problem });
     }
@@ -95,12 +107,15 @@ export function compileRequestValidator(api: OpenAPIBackend<OpenAPIV3.Document>,
   };
 }
 
+/** A request's body as the library holds it: typed `any` there, it is whatever the caller parsed. */
+function bodyOf(request: Request): unknown {
+  return request.body;
+}
+
 /** The media type a `Content-Type` header names, lower case and without its parameters (the first, if it came twice); '' without one. */
 export function mediaTypeOf(header: string | string[] | undefined): string {
-  return String((Array.isArray(header) ? header[0] : header) || '')
-    .split(';')[0]!
-    .trim()
-    .toLowerCase();
+  const [type = ''] = String((Array.isArray(header) ? header[0] : header) || '').split(';');
+  return type.trim().toLowerCase();
 }
 
 /** What JSON.parse says of a text that is not JSON, as validateRequest reports it; undefined for JSON. */

@@ -1,7 +1,8 @@
 import { Readable } from 'node:stream';
 import type { ValidateFunction } from 'ajv';
 import type { OpenAPIV3 } from 'openapi-types';
-import { createContractAjv, describeAjvError } from '../contract/validation';
+import { describeAjvError } from '../contract/validation';
+import { createContractAjv } from '../openapi';
 import { ImportConflictError, type ImportRecord, type Store } from '../store';
 import { JsonArrayError, jsonArrayBatches } from './json-array';
 

@@ -32,8 +32,9 @@ export const META_SQL = 'SELECT store_id, revision FROM store_meta';
 /** Bumps the revision; run in the same transaction as every write that changes the list. */
 export const BUMP_REVISION_SQL = 'UPDATE store_meta SET revision = revision + 1';
 
-/** The list's weak ETag: the database's random id and its revision. */
-export function etagOf(meta: { store_id: string; revision: number }): string {
+/** The list's weak ETag: the database's random id and its revision, from store_meta's one row. */
+export function etagOf(meta: { store_id: string; revision: number } | undefined): string {
+  if (meta === undefined) throw new StoreInvariantError('store_meta has no row: the schema was not migrated');
   return `W/"${meta.store_id}-${meta.revision}"`;
 }
 

@@ -4,17 +4,21 @@ import request from 'supertest';
 import { cloneDocument, loadDocument, specPath } from '../../src/contract/document';
 import { exampleRequest } from '../../src/contract/examples';
 import type { ApiVersion } from '../../src/contract/types';
-import { createContractAjv, customizeAjv } from '../../src/contract/validation';
+import { createContractAjv, createOpenApi, customizeAjv, type OpenApi } from '../../src/openapi';
 
 /** Each version's document, loaded once per test file, and what checks responses against it. */
-const contracts = new Map<ApiVersion, { api: OpenAPIBackend; ready: Promise<unknown>; validateErrorBody: (body: unknown) => boolean }>();
+const contracts = new Map<
+  ApiVersion,
+  { api: OpenAPIBackend; ready: Promise<unknown>; validateErrorBody: (body: unknown) => boolean; ours: Promise<OpenApi> }
+>();
 function contract(version: ApiVersion) {
   let found = contracts.get(version);
   if (found === undefined) {
     const document = loadDocument(specPath(version));
     const api = new OpenAPIBackend({ definition: cloneDocument(document), apiRoot: `/${version}`, customizeAjv });
     const validate = createContractAjv(document).compile(document.components?.schemas?.Error as object);
-    found = { api, ready: api.init(), validateErrorBody: (body) => validate(body) };
+    const ours = createOpenApi(document, { apiRoot: `/${version}`, undeclaredQuery: 'ignore' });
+    found = { api, ready: api.init(), validateErrorBody: (body) => validate(body), ours };
     contracts.set(version, found);
   }
   return found;
@@ -60,9 +64,7 @@ export async function sendExample(
   headers: Record<string, string> = {},
   version: ApiVersion = 'v1',
 ): Promise<request.Response> {
-  const { api, ready } = contract(version);
-  await ready;
-  const operation = api.getOperation(operationId);
+  const operation = (await contract(version).ours).operation(operationId);
   if (operation === undefined) throw new Error(`the document has no operation ${operationId}`);
   const example = exampleRequest(operation);
   const test = request(app)

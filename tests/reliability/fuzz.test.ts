@@ -6,7 +6,7 @@ import OpenAPIBackend from 'openapi-backend';
 import { createApp } from '../../src/app';
 import { cloneDocument, loadDocument, specPath } from '../../src/contract/document';
 import type { ApiVersion } from '../../src/contract/types';
-import { createContractAjv, customizeAjv } from '../../src/contract/validation';
+import { createContractAjv, customizeAjv } from '../../src/openapi';
 import { createHttpServer } from '../../src/server';
 import type { Store } from '../../src/store';
 import { addKey, freshStore, order, tempDir } from '../helpers/store';

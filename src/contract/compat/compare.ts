@@ -1,5 +1,6 @@
 import { apiCompare } from 'api-smart-diff';
 import type { OpenAPIV3 } from 'openapi-types';
+import { isRecord } from '../../records';
 import { classify, type ChangeClass, type RawChange } from './rules';
 
 /** One difference between a released document and its successor: where, under which rule, and how much it matters. */
@@ -31,7 +32,7 @@ const METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'pat
 export function compareDocuments(base: OpenAPIV3.Document, head: OpenAPIV3.Document, now: Date): Finding[] {
   // Copies through JSON: the library caches its comparisons by object, so an object the document
   // uses in two places (a YAML anchor, or a schema shared in code) must be two objects.
-  const { diffs } = apiCompare(JSON.parse(JSON.stringify(base)) as object, JSON.parse(JSON.stringify(head)) as object);
+  const { diffs } = apiCompare(JSON.parse(JSON.stringify(base)), JSON.parse(JSON.stringify(head)));
   const findings: Finding[] = [];
   for (const diff of diffs) {
     const path = diff.path;
@@ -39,8 +40,8 @@ export function compareDocuments(base: OpenAPIV3.Document, head: OpenAPIV3.Docum
     const change: RawChange = {
       action: diff.action,
       path,
-      before: diff.before as unknown,
-      after: diff.after as unknown,
+      before: diff.before,
+      after: diff.after,
       libraryType: diff.type,
     };
     let verdict = classify(change);
@@ -94,7 +95,7 @@ export function checkRelease(base: OpenAPIV3.Document, head: OpenAPIV3.Document,
 
 /** The versions CHANGELOG.md has a section for: its `## 1.2.0 (…)` headings. */
 export function changelogSections(changelog: string): Set<string> {
-  return new Set([...changelog.matchAll(/^## \[?v?(\d+\.\d+\.\d+)\]?/gm)].map((match) => match[1]!));
+  return new Set([...changelog.matchAll(/^## \[?v?(\d+\.\d+\.\d+)\]?/gm)].map(([, version = '']) => version));
 }
 
 /** A version's major, minor and patch numbers; a version that is not one is an error naming it. */
@@ -106,13 +107,14 @@ export function semver(version: string): [number, number, number] {
 
 /** Whether what `path` removed was, in `base`, deprecated operations whose x-sunset has passed. */
 function sunsetPassed(base: OpenAPIV3.Document, path: ReadonlyArray<string | number>, now: Date): boolean {
-  const item = base.paths[String(path[1])] as Record<string, unknown> | undefined;
-  if (item === undefined) return false;
+  const item: unknown = base.paths[String(path[1])];
+  if (!isRecord(item)) return false;
   const methods = path.length >= 3 ? [String(path[2])] : Object.keys(item).filter((key) => METHODS.has(key));
   return methods.every((method) => {
-    const operation = item[method] as { deprecated?: boolean; 'x-sunset'?: unknown } | undefined;
-    const sunset = operation?.['x-sunset'];
-    if (operation?.deprecated !== true || (typeof sunset !== 'string' && !(sunset instanceof Date))) return false;
+    const operation = item[method];
+    if (!isRecord(operation)) return false;
+    const sunset = operation['x-sunset'];
+    if (operation.deprecated !== true || (typeof sunset !== 'string' && !(sunset instanceof Date))) return false;
     const at = new Date(sunset);
     return !Number.isNaN(at.getTime()) && at.getTime() <= now.getTime();
   });

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { OpenAPIV3 } from 'openapi-types';
 import { parse } from 'yaml';
-import { SPEC_PATH } from '../document';
+import { isOpenApiDocument, readDocumentList, SPEC_PATH } from '../document';
 import { changelogSections, checkRelease, semver, type CompatReport, type Finding } from './compare';
 
 /** A working document's check against the last release of its major version. */
@@ -26,7 +26,7 @@ export function checkProject(now: Date, specDir = path.dirname(SPEC_PATH)): Docu
         .filter((name) => /^\d+\.\d+\.\d+\.yaml$/.test(name))
         .map((name) => name.slice(0, -'.yaml'.length))
     : [];
-  const documents = JSON.parse(fs.readFileSync(path.join(specDir, 'documents.json'), 'utf8')) as Array<{ document: string }>;
+  const documents = readDocumentList(path.join(specDir, 'documents.json'));
   return documents.map(({ document }) => {
     const head = readDocument(path.join(specDir, '..', document));
     const [major] = semver(head.info.version);
@@ -48,7 +48,9 @@ export function checkProject(now: Date, specDir = path.dirname(SPEC_PATH)): Docu
 
 /** Reads an OpenAPI document from a YAML or JSON file. */
 export function readDocument(file: string): OpenAPIV3.Document {
-  return parse(fs.readFileSync(file, 'utf8')) as OpenAPIV3.Document;
+  const document: unknown = parse(fs.readFileSync(file, 'utf8'));
+  if (!isOpenApiDocument(document)) throw new Error(`${file} is not an OpenAPI document (it needs info.version and paths)`);
+  return document;
 }
 
 /** One line per finding: its class, its rule, where, and what changed. */
@@ -56,7 +58,6 @@ export function formatFindings(findings: readonly Finding[]): string {
   return findings.map((finding) => `${finding.class.padEnd(8)}  ${finding.rule}  ${finding.pointer}  ${finding.message}\n`).join('');
 }
 
-function compareVersions(a: readonly number[], b: readonly number[]): number {
-  for (let i = 0; i < 3; i += 1) if (a[i] !== b[i]) return a[i]! - b[i]!;
-  return 0;
+function compareVersions(a: readonly [number, number, number], b: readonly [number, number, number]): number {
+  return a[0] - b[0] || a[1] - b[1] || a[2] - b[2];
 }

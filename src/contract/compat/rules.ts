@@ -1,3 +1,5 @@
+import { isRecord } from '../../records';
+
 /** How much a difference between a released document and its successor matters to consumers. */
 export type ChangeClass = 'breaking' | 'additive' | 'docs';
 
@@ -94,9 +96,9 @@ function responseVerdict(change: RawChange): Verdict {
 function parameterVerdict(change: RawChange): Verdict {
   const { path, action } = change;
   if (path.length === 5) {
-    const parameter = (action === 'remove' ? change.before : change.after) as { required?: unknown; in?: unknown } | undefined;
+    const parameter = action === 'remove' ? change.before : change.after;
     if (action === 'add') {
-      return isTrue(parameter?.required)
+      return isRecord(parameter) && isTrue(parameter.required)
         ? { rule: 'request-parameter-required-added', class: 'breaking' }
         : { rule: 'request-parameter-added', class: 'additive' };
     }
@@ -114,9 +116,9 @@ function parameterVerdict(change: RawChange): Verdict {
 function requestBodyVerdict(change: RawChange): Verdict {
   const { path, action } = change;
   if (path.length === 4) {
-    const body = change.after as { required?: unknown } | undefined;
+    const body = change.after;
     if (action === 'add')
-      return isTrue(body?.required)
+      return isRecord(body) && isTrue(body.required)
         ? { rule: 'request-body-required-added', class: 'breaking' }
         : { rule: 'request-body-added', class: 'additive' };
     if (action === 'remove') return { rule: 'request-body-removed', class: 'breaking' };
@@ -223,7 +225,10 @@ function library(change: RawChange): Verdict {
 
 /** The last schema keyword on the path, skipping array indexes. */
 function lastKeyword(path: ReadonlyArray<string | number>): string | undefined {
-  for (let i = path.length - 1; i >= 0; i -= 1) if (typeof path[i] === 'string') return path[i] as string;
+  for (let i = path.length - 1; i >= 0; i -= 1) {
+    const keyword = path[i];
+    if (typeof keyword === 'string') return keyword;
+  }
   return undefined;
 }
 

@@ -13,7 +13,8 @@ export const listOrders = defineHandler('v2', 'listOrders', ({ store, secret }) 
   const signed = cursors(secret);
   return async ({ query }) => {
     // The document gives limit a default, which the input reader applies.
-    const limit = query.limit!;
+    const { limit } = query;
+    if (limit === undefined) throw new Error('limit has no value: the document gives it a default, which the input reader applies');
     const filter: OrderFilter = {
       status: query.status,
       petId: query.petId,
@@ -28,7 +29,9 @@ export const listOrders = defineHandler('v2', 'listOrders', ({ store, secret }) 
     const records = await store.pageOrders({ filter, after, limit: limit + 1 });
     const orders = records.slice(0, limit).map(toV2Order);
     if (records.length <= limit) return { status: 200, body: { orders, nextCursor: null } };
-    const nextCursor = signed.make(orders.at(-1)!.id, binding);
+    const last = orders[orders.length - 1];
+    if (last === undefined) return { status: 200, body: { orders, nextCursor: null } };
+    const nextCursor = signed.make(last.id, binding);
     const next = new URLSearchParams();
     for (const [name, value] of Object.entries({ ...query, limit, cursor: nextCursor })) {
       if (value !== undefined) next.set(name, String(value));

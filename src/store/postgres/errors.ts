@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { StoreUnavailableError } from '../../errors';
+import { errorCode, messageOf, StoreUnavailableError } from '../../errors';
 
 /**
  * SQLSTATE classes and codes that mean "the database cannot serve right now", not "this request
@@ -30,17 +30,18 @@ export function sqlState(err: unknown): string | undefined {
 export function translatePg(err: unknown): unknown {
   // By shape rather than `instanceof Error`: Node's own errors come from its realm, which is not
   // always the one this module runs in (a test sandbox).
-  if (err instanceof StoreUnavailableError || typeof (err as Error | null)?.message !== 'string') return err;
+  const message = messageOf(err);
+  if (err instanceof StoreUnavailableError || typeof err !== 'object' || err === null || message === undefined) return err;
   let reason: string | undefined;
   const state = sqlState(err);
   if (state !== undefined) {
     if (UNAVAILABLE_STATE.test(state)) reason = state;
   } else {
-    const { code } = err as NodeJS.ErrnoException;
-    if (typeof code === 'string' && NETWORK_CODE.test(code)) reason = code;
-    else if (code === undefined && (err as Error).constructor?.name === 'Error') reason = 'connection';
+    const code = errorCode(err);
+    if (code !== undefined && NETWORK_CODE.test(code)) reason = code;
+    else if (('code' in err ? err.code : undefined) === undefined && err.constructor.name === 'Error') reason = 'connection';
   }
-  return reason === undefined ? err : new StoreUnavailableError(`${reason}: ${(err as Error).message}`, { cause: err });
+  return reason === undefined ? err : new StoreUnavailableError(`${reason}: ${message}`, { cause: err });
 }
 
 /** Runs a database operation, turning an unreachable database into StoreUnavailableError. */

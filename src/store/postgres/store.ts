@@ -18,6 +18,7 @@ import {
 } from '../shared';
 import {
   DuplicateKeyNameError,
+  StoreInvariantError,
   type CancelOutcome,
   type ImportRecord,
   type KeyInfo,
@@ -28,6 +29,7 @@ import {
   type ShipOutcome,
   type Store,
 } from '../types';
+import { isRecord } from '../../records';
 import { guardPg, sqlState, translatePg } from './errors';
 import { importIntoPostgres } from './import';
 import { migratePostgres } from './migrations';
@@ -122,7 +124,7 @@ class PostgresStore implements Store {
         // One snapshot for the ETag and every row, however long the client takes to read them.
         await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
         const meta = await client.query<{ store_id: string; revision: number }>(META_SQL);
-        const etag = etagOf(meta.rows[0]!);
+        const etag = etagOf(meta.rows[0]);
         const open = client.query(new Cursor<OrderRow>(LIST_SQL, [], { rowMode: 'array' }));
         cursor = open;
         // Most lists fit in the first read: then the connection goes back at once.
@@ -174,7 +176,7 @@ class PostgresStore implements Store {
 
   async listEtag(): Promise<string> {
     const { rows } = await this.query<{ store_id: string; revision: number }>(META_SQL);
-    return etagOf(rows[0]!);
+    return etagOf(rows[0]);
   }
 
   async hasOrders(): Promise<boolean> {
@@ -206,7 +208,9 @@ class PostgresStore implements Store {
        SELECT (SELECT count(*) FROM moved)::int AS moved, (SELECT status FROM orders WHERE id = $2) AS status`,
       [now(), id],
     );
-    return { moved: rows[0]!.moved === 1, status: rows[0]!.status };
+    const [row] = rows;
+    if (row === undefined) throw new StoreInvariantError('a move of an order returned no row');
+    return { moved: row.moved === 1, status: row.status };
   }
 
   async importOrders(records: Iterable<ImportRecord> | AsyncIterable<ImportRecord>): Promise<number> {
@@ -232,7 +236,7 @@ class PostgresStore implements Store {
     try {
       await this.query(KEY_SQL.create, [name, keyHash, now()]);
     } catch (err) {
-      if (sqlState(err) === '23505' && (err as { constraint?: string }).constraint === 'api_keys_name_unique') {
+      if (sqlState(err) === '23505' && isRecord(err) && err.constraint === 'api_keys_name_unique') {
         throw new DuplicateKeyNameError(`a key named "${name}" already exists`);
       }
       throw err;

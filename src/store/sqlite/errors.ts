@@ -1,4 +1,4 @@
-import { StoreBusyError, StoreUnavailableError } from '../../errors';
+import { errorCode, errorMessage, StoreBusyError, StoreUnavailableError } from '../../errors';
 
 /**
  * The SQLite result code of an error, recognised by shape: the native addon keeps the error
@@ -6,8 +6,8 @@ import { StoreBusyError, StoreUnavailableError } from '../../errors';
  * wherever modules are loaded twice.
  */
 export function sqliteCode(err: unknown): string | undefined {
-  const { name, code } = (err ?? {}) as { name?: unknown; code?: unknown };
-  return name === 'SqliteError' && typeof code === 'string' ? code : undefined;
+  if (typeof err !== 'object' || err === null || !('name' in err) || err.name !== 'SqliteError') return undefined;
+  return errorCode(err);
 }
 
 /** SQLite result codes that mean "the store cannot serve right now", not "this request is wrong". */
@@ -16,10 +16,8 @@ const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|CANTOPEN|IOERR|FULL|READONLY|NOTADB|CO
 /** Turns an error meaning "the store is unreachable" into StoreUnavailableError; returns others as they are. */
 export function translate(err: unknown): unknown {
   const code = sqliteCode(err);
-  if (code === 'SQLITE_BUSY') return new StoreBusyError(`${code}: ${(err as Error).message}`, { cause: err });
-  if (code !== undefined && UNAVAILABLE.test(code)) {
-    return new StoreUnavailableError(`${code}: ${(err as Error).message}`, { cause: err });
-  }
+  if (code === 'SQLITE_BUSY') return new StoreBusyError(`${code}: ${errorMessage(err)}`, { cause: err });
+  if (code !== undefined && UNAVAILABLE.test(code)) return new StoreUnavailableError(`${code}: ${errorMessage(err)}`, { cause: err });
   return err;
 }
 

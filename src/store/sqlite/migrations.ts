@@ -83,7 +83,7 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 3,
     name: 'ship instants and the indexes of paged lists; a secret for cursors',
     // ship_at is written by the store from the ship date (instantKey), outside the import's write
-    // lock: as a CHECK or a generated column SQLite would compute it under the lock, at 3 µs a row.
+    // lock: as a CHECK or a generated column SQLite would compute it, row by row, under the lock.
     sql: `
       CREATE TABLE orders_next (
         id           INTEGER PRIMARY KEY CONSTRAINT order_id_safe CHECK (id BETWEEN -${SAFE} AND ${SAFE}),

@@ -37,7 +37,7 @@ export class ReaderPool {
     let etag: string;
     try {
       reader.begin.run();
-      etag = etagOf(reader.meta.get()!);
+      etag = etagOf(reader.meta.get());
     } catch (err) {
       this.discard(reader);
       throw translate(err);
@@ -66,7 +66,7 @@ export class ReaderPool {
           throw translate(err);
         }
         if (rows.length < max) finish();
-        else after = rows[rows.length - 1]![0];
+        else after = rows[rows.length - 1]?.[0] ?? after;
         return rows.map(rowToRecord);
       },
       close: async () => finish(),

@@ -13,7 +13,7 @@ import {
   type ShipOutcome,
   type Store,
 } from '../types';
-import { StoreBusyError, StoreUnavailableError } from '../../errors';
+import { errorMessage, StoreBusyError, StoreUnavailableError } from '../../errors';
 import { guard, isSqliteError, storeClosed } from './errors';
 import { importThroughStaging } from './import';
 import { migrate } from './migrations';
@@ -101,7 +101,7 @@ class DatabaseFile {
       stat = fs.statSync(this.path);
       fs.accessSync(this.path, fs.constants.R_OK | fs.constants.W_OK);
     } catch (err) {
-      throw new StoreUnavailableError(`the database file cannot be used: ${(err as Error).message}`, { cause: err });
+      throw new StoreUnavailableError(`the database file cannot be used: ${errorMessage(err)}`, { cause: err });
     }
     if (stat.dev !== this.identity.dev || stat.ino !== this.identity.ino) {
       throw new StoreUnavailableError('the database file was replaced while the store had it open');
@@ -135,7 +135,7 @@ class SqliteStore implements Store {
     /** Opens a connection of the import's own: its staging transaction spans awaits. */
     private readonly openImporter: () => Database.Database,
   ) {
-    this.busyTimeoutMs = db.pragma('busy_timeout', { simple: true }) as number;
+    this.busyTimeoutMs = Number(db.pragma('busy_timeout', { simple: true }));
     this.statements = {
       meta: db.prepare<[], { store_id: string; revision: number }>(META_SQL),
       page: db.prepare<[{ after: number; limit: number }], OrderRow>(LIST_PAGE_SQL).raw(true),
@@ -230,7 +230,7 @@ class SqliteStore implements Store {
     // connection, and take a reader connection only for a list longer than that.
     const first = this.guard(() =>
       this.db.transaction(() => ({
-        etag: etagOf(this.statements.meta.get()!),
+        etag: etagOf(this.statements.meta.get()),
         rows: this.statements.page.all({ after: BEFORE_FIRST_ID, limit: prefetch + 1 }),
       }))(),
     );
@@ -258,7 +258,7 @@ class SqliteStore implements Store {
   }
 
   async listEtag(): Promise<string> {
-    return this.guard(() => etagOf(this.statements.meta.get()!));
+    return this.guard(() => etagOf(this.statements.meta.get()));
   }
 
   async hasOrders(): Promise<boolean> {

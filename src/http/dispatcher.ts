@@ -1,0 +1,148 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { OpenAPIV3 } from 'openapi-types';
+import { undeclaredQueryPolicy } from '../contract/document';
+import { assertStatusesDeclared } from '../contract/framework-statuses';
+import type { ApiVersion } from '../contract/types';
+import { bearerCheck } from '../keys';
+import type { Logger } from '../logger';
+import { andThen, type MaybePromise } from '../maybe-promise';
+import { createOpenApi, type Operation } from '../openapi';
+import type { Store } from '../store';
+import { createErrorReplies } from './error-reply';
+import { bindHandlers, type HandlerDefinitions, type OperationHandlers } from './handlers';
+import { ItemViolation } from './item-writer';
+import type { Reply } from './reply';
+import { createReplyCheck } from './reply-check';
+import { createRequestCheck } from './request-check';
+import type { RequestState } from './request-state';
+import { createSecurity } from './security';
+import { sendChecked } from './stream';
+
+/** The document's security scheme for API keys: the one the dispatcher checks. */
+const BEARER = 'bearerAuth';
+
+/** What the dispatcher of version V needs. */
+export interface DispatcherOptions<V extends ApiVersion> {
+  /** The version the document is served as: its operations answer under `/<version>`. */
+  version: V;
+  document: OpenAPIV3.Document;
+  store: Store;
+  logger: Logger;
+  /** The handler module of each operation of the version (and of any operation a test's document adds). */
+  definitions: Partial<HandlerDefinitions<V>>;
+  /** Handlers that replace their module's, for tests that need a misbehaving one. */
+  overrides?: Partial<OperationHandlers<V>> | undefined;
+  /** The store's secret, for handlers that sign what they hand out. */
+  secret: Buffer;
+  /** Items per chunk of a streamed array. */
+  chunkItems: number;
+  /** Called for every reply the contract check stopped, streamed or not. */
+  onViolation?: (operationId: string, version: ApiVersion) => void;
+  /** Called for every request to an operation the document marks deprecated. */
+  onDeprecatedCall?: (operationId: string, version: ApiVersion) => void;
+}
+
+/** The request as the dispatcher sees it: method and raw path, percent-encoding intact. */
+export interface RoutedRequest {
+  method: string;
+  path: string;
+  query: string;
+  headers: IncomingMessage['headers'];
+  /** The request's state in the pipeline: its id, and the operation the dispatcher matched. */
+  state: RequestState;
+  /** The request body's bytes, when there were any; parsed only for an operation that declares a body. */
+  body?: Buffer | undefined;
+}
+
+/** Answers one request with a reply checked against the document: at once when every step answered at once, else once the last settled. */
+export type Dispatch = (request: RoutedRequest, res: ServerResponse) => MaybePromise<void>;
+
+/**
+ * Builds the dispatcher of one version's document. Each request runs these steps, in this order,
+ * each in its own module; a step that has its answer in hand gives it at once, so a request whose
+ * steps all answer at once (a miss, a 401, a 400, a 404 for an order SQLite read) is sent at once.
+ *
+ *   match          the operation, by method and path; a miss is a 404 or a 405    (openapi/)
+ *   read body      a declared body, parsed: 415, 400                              (request-check.ts)
+ *   authenticate   the operation's security requirements: 401                     (security.ts)
+ *   validate       parameters and body against the document, inputs converted: 400 (request-check.ts)
+ *   handle         the operation's handler, given its typed inputs                (handlers.ts)
+ *   check          the reply against the document: a logged 500 when it breaks it  (reply-check.ts)
+ *   send           whole, or a JSON array streamed item by item                   (stream.ts)
+ *
+ * Whatever fails on the way becomes its reply in error-reply.ts.
+ */
+export async function createDispatcher<V extends ApiVersion>(options: DispatcherOptions<V>): Promise<Dispatch> {
+  const { version, document, store, logger, chunkItems } = options;
+  const undeclaredQuery = undeclaredQueryPolicy(document);
+  const api = await createOpenApi(document, { apiRoot: `/${version}`, undeclaredQuery });
+  const errors = createErrorReplies(api.operations, (path) => api.methodsAt(path), logger);
+  const bearer = bearerCheck(store);
+  const authenticate = createSecurity(api.operations, new Map([[BEARER, (headers) => bearer(headers.authorization)]]));
+  const requests = createRequestCheck(api, undeclaredQuery);
+  const { handlers, mocked } = bindHandlers(api.operations, options.definitions, options.overrides ?? {}, {
+    store,
+    listChunkItems: chunkItems,
+    secret: options.secret,
+  });
+  assertStatusesDeclared(document, `the ${version} document`);
+  if (mocked.length > 0)
+    logger.warn({ apiVersion: version, operations: mocked }, 'operations answer mocks from the document until their handlers are written');
+  const replies = createReplyCheck({
+    api,
+    document,
+    errors,
+    logger,
+    onViolation: (operationId) => options.onViolation?.(operationId, version),
+    onDeprecatedCall: (operationId) => options.onDeprecatedCall?.(operationId, version),
+  });
+
+  const answer = (operation: Operation, request: RoutedRequest, method: string): MaybePromise<Reply> => {
+    const body = requests.body(operation, request);
+    return andThen(authenticate(operation, request.headers), (security) => {
+      if (!security.authorized) return errors.unauthorized(operation, security.refusal, request.state.requestId);
+      const inputs = requests.inputs(operation, { method, path: request.path, query: request.query, headers: request.headers, body });
+      const handle = handlers.get(operation.operationId);
+      if (handle === undefined) throw new Error(`no handler is registered for ${operation.operationId}`);
+      return handle(inputs, security.keyName);
+    });
+  };
+
+  const send = (operation: Operation | undefined, request: RoutedRequest, res: ServerResponse, handled: Reply): MaybePromise<void> => {
+    request.state.handledBy = operation?.operationId;
+    request.state.apiVersion = version;
+    const { requestId } = request.state;
+    return andThen(replies.check(operation, handled, requestId), (reply) =>
+      sendChecked(res, request, reply, {
+        writeItem: replies.itemWriter(operation, reply.status),
+        chunkItems,
+        failures: () => ({
+          beforeFirstByte: (err) => {
+            if (!(err instanceof ItemViolation)) return errors.thrown(err, operation, requestId);
+            replies.refused(operation?.operationId ?? 'none', reply.status, err.problem, 'sending 500 instead', requestId, err.item);
+            return replies.internal(operation);
+          },
+          afterFirstByte: (err) => {
+            if (err instanceof ItemViolation)
+              replies.refused(operation?.operationId ?? 'none', reply.status, err.problem, 'connection closed', requestId, err.item);
+            else logger.error({ err, requestId, operationId: operation?.operationId }, 'stream failed; connection closed');
+          },
+        }),
+      }),
+    );
+  };
+
+  return (request, res) => {
+    const method = request.method === 'HEAD' ? 'GET' : request.method;
+    const operation = api.match({ method, path: request.path, headers: request.headers });
+    if (operation === undefined) return send(undefined, request, res, errors.miss(request.path));
+    let reply: MaybePromise<Reply>;
+    try {
+      reply = answer(operation, request, method);
+    } catch (err) {
+      reply = errors.thrown(err, operation, request.state.requestId);
+    }
+    if (reply instanceof Promise) reply = reply.catch((err: unknown) => errors.thrown(err, operation, request.state.requestId));
+    return andThen(reply, (settled) => send(operation, request, res, settled));
+  };
+}

@@ -1,0 +1,132 @@
+import type { OpenAPIV3 } from 'openapi-types';
+import { errorCheck, responseProblem } from '../contract/conformance';
+import { deprecationHeaders } from '../contract/deprecation';
+import type { Logger } from '../logger';
+import type { OpenApi, Operation } from '../openapi';
+import type { ErrorReplies } from './error-reply';
+import { compileItemWriter, type ItemWriter } from './item-writer';
+import { isFixed, type Reply } from './reply';
+
+/** Whom the check tells about a reply it refused, besides the log. */
+export interface ReplyCheckOptions {
+  readonly api: OpenApi;
+  readonly document: OpenAPIV3.Document;
+  readonly errors: ErrorReplies;
+  readonly logger: Logger;
+  /** Called for every reply the check stopped, streamed or not. */
+  readonly onViolation: (operationId: string) => void;
+  /** Called for every request to an operation the document marks deprecated. */
+  readonly onDeprecatedCall: (operationId: string) => void;
+}
+
+/** The check of every reply against the contract, before it is sent. */
+export interface ReplyCheck {
+  /**
+   * The reply to send in place of `reply`: itself, with its operation's deprecation headers, when
+   * it conforms; else the logged, counted 500 (a refused stream is closed first). A streamed array
+   * is checked here by its status and headers, and item by item as it is written (itemWriter).
+   */
+  check(operation: Operation | undefined, reply: Reply, requestId: string): Reply | Promise<Reply>;
+  /** The writer that checks and writes each item of a streamed array reply, if the status declares an array. */
+  itemWriter(operation: Operation | undefined, status: number): ItemWriter | undefined;
+  /** Logs and counts a reply the contract refused; `outcome` says what the client got instead. */
+  refused(operationId: string, status: number, problem: string, outcome: string, requestId: string, item?: unknown): void;
+  /** The 500 sent in place of a refused reply, with its operation's deprecation headers. */
+  internal(operation: Operation | undefined): Reply;
+}
+
+/** Builds the reply check of a document: its response checks, its array item writers, and what it remembers passed. */
+export function createReplyCheck(options: ReplyCheckOptions): ReplyCheck {
+  const { api, document, errors, logger } = options;
+  const deprecations = deprecationHeaders(document);
+  const validateError = errorCheck(api, document);
+  const items = compileArrayItems(api);
+  const passed = createPassedReplies();
+
+  const withDeprecation = (reply: Reply, operation: Operation | undefined): Reply => {
+    const deprecation = operation === undefined ? undefined : deprecations.get(operation.operationId);
+    return deprecation === undefined ? reply : { ...reply, headers: { ...reply.headers, ...deprecation } };
+  };
+
+  const refused: ReplyCheck['refused'] = (operationId, status, problem, outcome, requestId, item) => {
+    options.onViolation(operationId);
+    const itemId = typeof item === 'object' && item !== null && 'id' in item ? item.id : undefined;
+    logger.error(
+      { requestId, operationId, status, problem, ...(itemId === undefined ? {} : { itemId }) },
+      `response violates the contract; ${outcome}`,
+    );
+  };
+
+  const internal = (operation: Operation | undefined): Reply => withDeprecation(errors.internal, operation);
+
+  return {
+    check: (operation, handled, requestId) => {
+      if (operation !== undefined && deprecations.has(operation.operationId)) options.onDeprecatedCall(operation.operationId);
+      const reply = withDeprecation(handled, operation);
+      const operationId = operation?.operationId ?? 'none';
+      const problem =
+        reply.stream && !items.has(`${operationId} ${reply.status}`)
+          ? `status ${reply.status} of ${operationId} is not a JSON array that can be streamed`
+          : passed.problem(operation, handled, () => responseProblem(api, validateError, operation, reply));
+      if (problem === null) return reply;
+      const refuse = (): Reply => {
+        refused(operationId, reply.status, problem, 'sending 500 instead', requestId);
+        return internal(operation);
+      };
+      return reply.stream ? reply.stream.close().then(refuse) : refuse();
+    },
+    itemWriter: (operation, status) => items.get(`${operation?.operationId ?? 'none'} ${status}`),
+    refused,
+    internal,
+  };
+}
+
+/**
+ * For every response of the document whose JSON body is an array, the writer of one item, keyed
+ * by "operationId status": it checks the item against the schema, formats included, and writes
+ * exactly the schema's properties, so a streamed array is held to the same rules as any other reply.
+ */
+function compileArrayItems(api: OpenApi): Map<string, ItemWriter> {
+  const items = new Map<string, ItemWriter>();
+  for (const operation of api.operations) {
+    for (const [status, response] of Object.entries(operation.responses)) {
+      const schema = response.content?.['application/json']?.schema;
+      if (schema === undefined || '$ref' in schema || schema.type !== 'array' || '$ref' in schema.items) continue;
+      items.set(`${operation.operationId} ${status}`, compileItemWriter(schema.items, api.ajv));
+    }
+  }
+  return items;
+}
+
+/**
+ * The replies whose check cannot come out differently the next time, because one like them
+ * passed: a fixed reply (it never changes), and an Error reply, whose kind (operation, status,
+ * code, headers) fixes everything but `message`, which the Error schema types as any string.
+ */
+interface PassedReplies {
+  /** The reply's problem: null at once for a reply one like it already passed, else `check()`, remembered when it passes. */
+  problem(operation: Operation | undefined, reply: Reply, check: () => string | null): string | null;
+}
+
+function createPassedReplies(): PassedReplies {
+  const errors = new Set<string>();
+  const fixed = new WeakMap<Reply, Set<string>>();
+  return {
+    problem: (operation, reply, check) => {
+      let set: Set<string> | undefined;
+      let key: string;
+      if (isFixed(reply)) {
+        set = fixed.get(reply);
+        if (set === undefined) fixed.set(reply, (set = new Set()));
+        key = operation?.operationId ?? '-';
+      } else if (reply.error !== undefined) {
+        set = errors;
+        key = `${operation?.operationId ?? '-'} ${reply.status} ${reply.error.code} ${JSON.stringify(reply.headers ?? {})}`;
+      } else return check();
+      if (set.has(key)) return null;
+      const problem = check();
+      if (problem === null) set.add(key);
+      return problem;
+    },
+  };
+}

@@ -1,0 +1,86 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { BearerResult } from '../keys';
+import type { MaybePromise } from '../maybe-promise';
+import type { Operation } from '../openapi';
+
+/** What one security scheme's check found: a key's name, or why there is none (a store's failure included). */
+export type SchemeResult = BearerResult;
+
+/** The check of one security scheme of the document, given the request's headers. */
+export type SchemeCheck = (headers: IncomingHttpHeaders) => MaybePromise<SchemeResult>;
+
+/** What the security step found for a request: each scheme's result, and whether one of the operation's requirements is met. */
+export interface Security {
+  readonly authorized: boolean;
+  /** The name of the key that authenticated the request, when one did. */
+  readonly keyName: string | undefined;
+  /** Why the request was refused: no credential, a refused one, or the store's failure. */
+  readonly refusal: 'missing' | 'invalid' | Error | undefined;
+}
+
+/** An operation's requirements: the schemes each names (all must pass), and every scheme they name, once. */
+interface Requirements {
+  readonly allOf: readonly (readonly string[])[];
+  readonly schemes: readonly string[];
+}
+
+/**
+ * The security step of a document: each operation's requirements read once, and the checks of the
+ * schemes the server knows. A request is authorized when every scheme of one of its operation's
+ * requirements passed (OpenAPI's rule, and openapi-backend's); no requirement means it is open. A
+ * scheme without a check fails, so an operation is never opened by a scheme nobody checks; the
+ * checks are a Map, so a scheme the document names `constructor` finds none.
+ */
+export function createSecurity(
+  operations: readonly Operation[],
+  schemes: ReadonlyMap<string, SchemeCheck>,
+): (operation: Operation, headers: IncomingHttpHeaders) => MaybePromise<Security> {
+  const requirements = new Map(operations.map((operation) => [operation.operationId, requirementsOf(operation)]));
+
+  /** One scheme after another from `first`, each check's answer taken as soon as it has one. */
+  const checkFrom = (
+    required: Requirements,
+    headers: IncomingHttpHeaders,
+    first: number,
+    results: Map<string, SchemeResult | undefined>,
+  ): MaybePromise<Security> => {
+    for (let i = first; i < required.schemes.length; i += 1) {
+      const scheme = required.schemes[i];
+      if (scheme === undefined) break;
+      const result = schemes.get(scheme)?.(headers);
+      if (result instanceof Promise) {
+        return result.then((settled) => {
+          results.set(scheme, settled);
+          return checkFrom(required, headers, i + 1, results);
+        });
+      }
+      results.set(scheme, result);
+    }
+    return verdict(required, results);
+  };
+
+  return (operation, headers) => checkFrom(requirements.get(operation.operationId) ?? requirementsOf(operation), headers, 0, new Map());
+}
+
+function requirementsOf(operation: Operation): Requirements {
+  const allOf = operation.security.map((requirement) => Object.keys(requirement));
+  return { allOf, schemes: [...new Set(allOf.flat())] };
+}
+
+/** The security step's finding, once every scheme has been checked. */
+function verdict(required: Requirements, results: ReadonlyMap<string, SchemeResult | undefined>): Security {
+  const passed = (name: string): boolean => {
+    const result = results.get(name);
+    return result !== undefined && 'keyName' in result;
+  };
+  const authorized = required.allOf.length === 0 || required.allOf.some((names) => names.every(passed));
+  let keyName: string | undefined;
+  let refusal: Security['refusal'];
+  for (const result of results.values()) {
+    if (result === undefined) continue;
+    if ('keyName' in result) keyName ??= result.keyName;
+    else if (refusal === undefined || result.error instanceof Error || (refusal === 'missing' && result.error === 'invalid'))
+      refusal = result.error;
+  }
+  return { authorized, keyName, refusal };
+}

@@ -1,0 +1,127 @@
+import type Ajv from 'ajv';
+import type { FormatDefinition } from 'ajv';
+import type { AnyValidateFunction } from 'ajv/dist/types';
+import addFormats from 'ajv-formats';
+import { fullFormats } from 'ajv-formats/dist/formats';
+import { OpenAPIValidator, OpenAPIRouter, SetMatchType, ValidationContext, type AjvCustomizer, type OpenAPIBackend } from 'openapi-backend';
+import type { OpenAPIV3 } from 'openapi-types';
+import { isDateTime } from '../contract/date-time';
+
+/**
+ * Adds ajv-formats to openapi-backend's own Ajv, which already checks the OpenAPI formats
+ * (int32 and int64 ranges among them); `date-time` then really is checked, time zone required.
+ * `date-time` is checked by isDateTime: ajv-formats' rules, proven equal, at a fraction of the cost,
+ * because every order of a streamed list is checked.
+ *
+ * openapi-backend asks for a new Ajv for every operation and context; it gets the one Ajv of the
+ * process set up the same way (the same options and context), which compiles each schema once
+ * (see compilingOnce). A new Ajv would compile the JSON Schema meta-schema again before its first
+ * schema, and each would compile the same schemas again, many times over: most of a start's time.
+ */
+export const customizeAjv: AjvCustomizer = (ajv, options, context) => {
+  const setup = `${context} ${JSON.stringify(options)}`;
+  let shared = ajvs.get(setup);
+  if (shared === undefined) {
+    addFormats(ajv, { mode: 'full' });
+    const reference = fullFormats['date-time'] as FormatDefinition<string>;
+    ajv.addFormat('date-time', { ...reference, validate: isDateTime });
+    shared = compilingOnce(ajv);
+    ajvs.set(setup, shared);
+  }
+  return shared;
+};
+
+/** The Ajv of each setup openapi-backend asks for, by its context and options. */
+const ajvs = new Map<string, Ajv>();
+
+/** A validator compiled on its first call, or when compileNow asks for it. */
+type LazyValidator = AnyValidateFunction & { [COMPILE]: () => AnyValidateFunction };
+const COMPILE = Symbol('compile');
+
+/**
+ * Makes `ajv.compile` answer a schema it has been given before, by the schema's text, with the
+ * validator made then. The schemas openapi-backend compiles are dereferenced copies, a new object
+ * each time, and self-contained (a cycle is a `$ref` into the schema itself): the same text is the
+ * same validator.
+ *
+ * The validator is compiled when it is first called: openapi-backend also compiles validators
+ * this server never calls (each operation's responses as one `oneOf`, and three of the four
+ * header checks). The ones it does call are compiled before it serves (compileNow, from
+ * compileUsedValidators), so that no request waits for one.
+ */
+function compilingOnce(ajv: Ajv): Ajv {
+  const made = new Map<string, LazyValidator>();
+  const compile = ajv.compile.bind(ajv) as (schema: unknown, meta?: boolean) => AnyValidateFunction;
+  ajv.compile = ((schema: unknown, meta?: boolean) => {
+    const key = `${meta === true} ${JSON.stringify(schema)}`;
+    let validate = made.get(key);
+    if (validate === undefined) {
+      validate = lazily(() => compile(schema, meta));
+      made.set(key, validate);
+    }
+    return validate;
+  }) as Ajv['compile'];
+  return ajv;
+}
+
+/** How many validators have been compiled in this process. */
+let compilations = 0;
+
+/** How many validators customizeAjv's Ajvs have compiled so far in this process. */
+export function validatorsCompiled(): number {
+  return compilations;
+}
+
+function lazily(make: () => AnyValidateFunction): LazyValidator {
+  let compiled: AnyValidateFunction | undefined;
+  const compile = () => {
+    compilations += 1;
+    return make();
+  };
+  const validate = function (this: unknown, ...args: unknown[]) {
+    compiled ??= compile();
+    const valid = (compiled as (...a: unknown[]) => unknown).apply(this, args);
+    validate.errors = compiled.errors;
+    return valid;
+  } as unknown as LazyValidator;
+  validate[COMPILE] = () => (compiled ??= compile());
+  return validate;
+}
+
+/** Compiles validators made by customizeAjv's Ajvs now, rather than on their first call. */
+export function compileNow(...validators: unknown[]): void {
+  for (const validate of validators) {
+    if (typeof validate === 'function' && COMPILE in validate) (validate as LazyValidator)[COMPILE]();
+  }
+}
+
+/**
+ * Compiles every validator openapi-backend calls for the server (an operation's request
+ * validators, its response validators by status, and its "any" header checks), so that they are
+ * ready, and known to compile, before the first request.
+ */
+export function compileUsedValidators(api: OpenAPIBackend): void {
+  for (const { operationId } of api.getOperations()) {
+    if (operationId === undefined) continue;
+    compileNow(...api.validator.getRequestValidatorsForOperation(operationId));
+    compileNow(...Object.values(api.validator.getStatusBasedResponseValidatorForOperation(operationId) ?? {}));
+    compileNow(
+      ...Object.values(api.validator.getResponseHeadersValidatorForOperation(operationId) ?? {}).map((checks) => checks[SetMatchType.Any]),
+    );
+  }
+}
+
+/**
+ * An Ajv set up exactly as the server's validator sets up its own, for schemas that are
+ * checked outside a request (import records, the Error body of unrouted requests).
+ */
+export function createContractAjv(document: OpenAPIV3.Document): Ajv {
+  const definition = structuredClone(document);
+  const validator = new OpenAPIValidator({
+    definition,
+    customizeAjv,
+    router: new OpenAPIRouter({ definition }),
+    lazyCompileValidators: true,
+  });
+  return validator.getAjv(ValidationContext.Response);
+}
