@@ -10,13 +10,12 @@ import { createOpenApi, type Operation } from '../openapi';
 import type { Store } from '../store';
 import { createErrorReplies } from './error-reply';
 import { bindHandlers, type HandlerDefinitions, type OperationHandlers } from './handlers';
-import { ItemViolation } from './item-writer';
 import type { Reply } from './reply';
 import { createReplyCheck } from './reply-check';
 import { createRequestCheck } from './request-check';
 import type { RequestState } from './request-state';
 import { createSecurity } from './security';
-import { sendChecked } from './stream';
+import { createSender } from './stream';
 
 /** The document's security scheme for API keys: the one the dispatcher checks. */
 const BEARER = 'bearerAuth';
@@ -101,35 +100,21 @@ export async function createDispatcher<V extends ApiVersion>(options: Dispatcher
     const body = requests.body(operation, request);
     return andThen(authenticate(operation, request.headers), (security) => {
       if (!security.authorized) return errors.unauthorized(operation, security.refusal, request.state.requestId);
-      const inputs = requests.inputs(operation, { method, path: request.path, query: request.query, headers: request.headers, body });
       const handle = handlers.get(operation.operationId);
       if (handle === undefined) throw new Error(`no handler is registered for ${operation.operationId}`);
-      return handle(inputs, security.keyName);
+      const raw = { method, path: request.path, query: request.query, headers: request.headers, body };
+      return handle(requests.inputs(operation, raw, security.keyName));
     });
   };
 
+  const deliver = createSender({ replies, errors, logger, chunkItems });
   const send = (operation: Operation | undefined, request: RoutedRequest, res: ServerResponse, handled: Reply): MaybePromise<void> => {
     request.state.handledBy = operation?.operationId;
     request.state.apiVersion = version;
-    const { requestId } = request.state;
-    return andThen(replies.check(operation, handled, requestId), (reply) =>
-      sendChecked(res, request, reply, {
-        writeItem: replies.itemWriter(operation, reply.status),
-        chunkItems,
-        failures: () => ({
-          beforeFirstByte: (err) => {
-            if (!(err instanceof ItemViolation)) return errors.thrown(err, operation, requestId);
-            replies.refused(operation?.operationId ?? 'none', reply.status, err.problem, 'sending 500 instead', requestId, err.item);
-            return replies.internal(operation);
-          },
-          afterFirstByte: (err) => {
-            if (err instanceof ItemViolation)
-              replies.refused(operation?.operationId ?? 'none', reply.status, err.problem, 'connection closed', requestId, err.item);
-            else logger.error({ err, requestId, operationId: operation?.operationId }, 'stream failed; connection closed');
-          },
-        }),
-      }),
-    );
+    const checked = replies.check(operation, handled, request.state.requestId);
+    return checked instanceof Promise
+      ? checked.then((reply) => deliver(res, request, operation, reply))
+      : deliver(res, request, operation, checked);
   };
 
   return (request, res) => {

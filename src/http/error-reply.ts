@@ -22,12 +22,12 @@ export function fixedErrorReply(error: ApiError): Reply {
 }
 
 /**
- * The reply to anything thrown outside an operation: an ApiError renders as itself; anything else
- * is logged with `context` and becomes the generic 500 (503 for an unreachable store).
+ * The reply to anything thrown: an ApiError renders as itself; anything else is logged with the
+ * request's id (and operation) and becomes the generic 500 (503 for an unreachable store).
  */
-export function thrownReply(err: unknown, logger: Logger, context: Readonly<Record<string, unknown>>): Reply {
+export function thrownReply(err: unknown, logger: Logger, requestId: string, operationId?: string): Reply {
   const { error, expected } = toApiError(err);
-  if (!expected) logger.error({ err, ...context }, 'request failed');
+  if (!expected) logger.error({ err, requestId, operationId }, 'request failed');
   return errorReply(error);
 }
 
@@ -87,10 +87,9 @@ export function createErrorReplies(
   };
 
   return {
-    thrown: (err, operation, requestId) => fitted(thrownReply(err, logger, { requestId, operationId: operation?.operationId }), operation),
+    thrown: (err, operation, requestId) => fitted(thrownReply(err, logger, requestId, operation?.operationId), operation),
     unauthorized: (operation, refusal, requestId) => {
-      if (refusal instanceof Error)
-        return fitted(thrownReply(refusal, logger, { requestId, operationId: operation.operationId }), operation);
+      if (refusal instanceof Error) return fitted(thrownReply(refusal, logger, requestId, operation.operationId), operation);
       return refusal === 'invalid' ? INVALID_KEY : NO_KEY;
     },
     miss: (path) => {

@@ -87,8 +87,8 @@ export function defineHandler<V extends ApiVersion, K extends OperationIdOf<V>>(
   return { version, operationId, create };
 }
 
-/** An operation's handler, bound: the request's inputs and its key's name in, the handler's reply out. */
-export type BoundHandler = (inputs: RequestInputs, keyName: string | undefined) => MaybePromise<Reply>;
+/** An operation's handler, bound: the request's inputs in, the handler's reply out. */
+export type BoundHandler = (inputs: RequestInputs) => MaybePromise<Reply>;
 
 /** The handlers a version serves, by operationId, and the operations among them that answer mocks. */
 export interface BoundHandlers {
@@ -120,7 +120,7 @@ export function bindHandlers<V extends ApiVersion>(
           return mockHandler<V, K>(operation);
         },
       });
-    return handler && ((inputs, keyName) => handler(contextOf<V, K>(inputs, keyName)));
+    return handler && ((inputs) => handler(contextOf<V, K>(inputs)));
   };
   for (const operation of operations) {
     const { operationId } = operation;
@@ -146,9 +146,6 @@ function isOperationOf<V extends ApiVersion>(
  * operation in the document, and the reader converted each by its schema; the generated types of
  * `operations[K]` come from the same document, so these are the values those types describe.
  */
-function contextOf<V extends ApiVersion, K extends OperationIdOf<V>>(
-  inputs: RequestInputs,
-  keyName: string | undefined,
-): HandlerContext<V, K> {
-  return { path: inputs.path, query: inputs.query, headers: inputs.headers, body: inputs.body, keyName } as HandlerContext<V, K>;
+function contextOf<V extends ApiVersion, K extends OperationIdOf<V>>(inputs: RequestInputs): HandlerContext<V, K> {
+  return inputs as HandlerContext<V, K>;
 }

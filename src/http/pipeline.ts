@@ -126,7 +126,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
       res.destroy();
       return;
     }
-    sendReply(res, thrownReply(err, logger, { requestId: requestState(req).requestId }));
+    sendReply(res, thrownReply(err, logger, requestState(req).requestId));
   };
 
   return { entry, unrouted, renderThrown };

@@ -33,6 +33,8 @@ export interface ReplyCheck {
   refused(operationId: string, status: number, problem: string, outcome: string, requestId: string, item?: unknown): void;
   /** The 500 sent in place of a refused reply, with its operation's deprecation headers. */
   internal(operation: Operation | undefined): Reply;
+  /** A reply with its operation's deprecation headers, when the document marks it deprecated. */
+  withDeprecation(reply: Reply, operation: Operation | undefined): Reply;
 }
 
 /** Builds the reply check of a document: its response checks, its array item writers, and what it remembers passed. */
@@ -59,18 +61,27 @@ export function createReplyCheck(options: ReplyCheckOptions): ReplyCheck {
 
   const internal = (operation: Operation | undefined): Reply => withDeprecation(errors.internal, operation);
 
+  /** The reply's problem, or null: at once for a reply one like it already passed. */
+  const problemOf = (operation: Operation | undefined, handled: Reply, reply: Reply): string | null => {
+    if (reply.stream && !items.has(`${operation?.operationId ?? 'none'} ${reply.status}`)) {
+      return `status ${reply.status} of ${operation?.operationId ?? 'none'} is not a JSON array that can be streamed`;
+    }
+    const memory = passed.place(operation, handled);
+    if (memory?.set.has(memory.key)) return null;
+    const problem = responseProblem(api, validateError, operation, reply);
+    if (problem === null) memory?.set.add(memory.key);
+    return problem;
+  };
+
   return {
     check: (operation, handled, requestId) => {
-      if (operation !== undefined && deprecations.has(operation.operationId)) options.onDeprecatedCall(operation.operationId);
-      const reply = withDeprecation(handled, operation);
-      const operationId = operation?.operationId ?? 'none';
-      const problem =
-        reply.stream && !items.has(`${operationId} ${reply.status}`)
-          ? `status ${reply.status} of ${operationId} is not a JSON array that can be streamed`
-          : passed.problem(operation, handled, () => responseProblem(api, validateError, operation, reply));
+      const deprecation = operation === undefined ? undefined : deprecations.get(operation.operationId);
+      if (operation !== undefined && deprecation !== undefined) options.onDeprecatedCall(operation.operationId);
+      const reply = deprecation === undefined ? handled : { ...handled, headers: { ...handled.headers, ...deprecation } };
+      const problem = problemOf(operation, handled, reply);
       if (problem === null) return reply;
       const refuse = (): Reply => {
-        refused(operationId, reply.status, problem, 'sending 500 instead', requestId);
+        refused(operation?.operationId ?? 'none', reply.status, problem, 'sending 500 instead', requestId);
         return internal(operation);
       };
       return reply.stream ? reply.stream.close().then(refuse) : refuse();
@@ -78,6 +89,7 @@ export function createReplyCheck(options: ReplyCheckOptions): ReplyCheck {
     itemWriter: (operation, status) => items.get(`${operation?.operationId ?? 'none'} ${status}`),
     refused,
     internal,
+    withDeprecation,
   };
 }
 
@@ -104,29 +116,25 @@ function compileArrayItems(api: OpenApi): Map<string, ItemWriter> {
  * code, headers) fixes everything but `message`, which the Error schema types as any string.
  */
 interface PassedReplies {
-  /** The reply's problem: null at once for a reply one like it already passed, else `check()`, remembered when it passes. */
-  problem(operation: Operation | undefined, reply: Reply, check: () => string | null): string | null;
+  /** Where a reply like this one is remembered once it has passed, and under what key; undefined for one that cannot be vouched for. */
+  place(operation: Operation | undefined, reply: Reply): { set: Set<string>; key: string } | undefined;
 }
 
 function createPassedReplies(): PassedReplies {
   const errors = new Set<string>();
   const fixed = new WeakMap<Reply, Set<string>>();
   return {
-    problem: (operation, reply, check) => {
-      let set: Set<string> | undefined;
-      let key: string;
+    place: (operation, reply) => {
       if (isFixed(reply)) {
-        set = fixed.get(reply);
+        let set = fixed.get(reply);
         if (set === undefined) fixed.set(reply, (set = new Set()));
-        key = operation?.operationId ?? '-';
-      } else if (reply.error !== undefined) {
-        set = errors;
-        key = `${operation?.operationId ?? '-'} ${reply.status} ${reply.error.code} ${JSON.stringify(reply.headers ?? {})}`;
-      } else return check();
-      if (set.has(key)) return null;
-      const problem = check();
-      if (problem === null) set.add(key);
-      return problem;
+        return { set, key: operation?.operationId ?? '-' };
+      }
+      if (reply.error === undefined) return undefined;
+      return {
+        set: errors,
+        key: `${operation?.operationId ?? '-'} ${reply.status} ${reply.error.code} ${JSON.stringify(reply.headers ?? {})}`,
+      };
     },
   };
 }

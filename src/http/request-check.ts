@@ -6,9 +6,10 @@ import { ApiError } from '../errors';
 import { mediaTypeOf, type OpenApi, type Operation, type RawRequest } from '../openapi';
 import { compileInputReader, type InputReader, type OperationInputs } from './inputs';
 
-/** What a request to an operation gives its handler: its parameters, converted, and its body. */
+/** What a request to an operation gives its handler: its parameters, converted, its body, and the name of its key. */
 export interface RequestInputs extends OperationInputs {
   readonly body: unknown;
+  readonly keyName: string | undefined;
 }
 
 /** The request steps between matching and handling: reading the body, and validating and reading the inputs. */
@@ -20,7 +21,7 @@ export interface RequestCheck {
    */
   body(operation: Operation, request: { headers: IncomingHttpHeaders; body?: Buffer | undefined }): unknown;
   /** The request checked against its operation, and its inputs read: a 400 ApiError naming the field when it breaks the document. */
-  inputs(operation: Operation, request: RawRequest): RequestInputs;
+  inputs(operation: Operation, request: RawRequest, keyName: string | undefined): RequestInputs;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -50,7 +51,7 @@ export function createRequestCheck(api: OpenApi, undeclaredQuery: 'ignore' | 're
         throw new ApiError('invalid_request', 'The request body is not valid JSON');
       }
     },
-    inputs: (operation, request) => {
+    inputs: (operation, request, keyName) => {
       const read = readers.get(operation.operationId);
       if (read === undefined) throw new Error(`no input reader for ${operation.operationId}`);
       const parsed = api.parse(request, operation);
@@ -63,7 +64,7 @@ export function createRequestCheck(api: OpenApi, undeclaredQuery: 'ignore' | 're
           throw new ApiError('invalid_request', validationMessage(operation, parsed.requestBody, raw, errors, read));
         raw.headers = without(request.headers, ignored);
       }
-      return { ...read(raw), body: parsed.requestBody };
+      return { ...read(raw), body: parsed.requestBody, keyName };
     },
   };
 }

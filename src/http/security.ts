@@ -62,6 +62,15 @@ export function createSecurity(
   return (operation, headers) => checkFrom(requirements.get(operation.operationId) ?? requirementsOf(operation), headers, 0, new Map());
 }
 
+/** Whether every scheme one requirement names passed. */
+function allPassed(names: readonly string[], results: ReadonlyMap<string, SchemeResult | undefined>): boolean {
+  for (const name of names) {
+    const result = results.get(name);
+    if (result === undefined || !('keyName' in result)) return false;
+  }
+  return true;
+}
+
 function requirementsOf(operation: Operation): Requirements {
   const allOf = operation.security.map((requirement) => Object.keys(requirement));
   return { allOf, schemes: [...new Set(allOf.flat())] };
@@ -69,11 +78,8 @@ function requirementsOf(operation: Operation): Requirements {
 
 /** The security step's finding, once every scheme has been checked. */
 function verdict(required: Requirements, results: ReadonlyMap<string, SchemeResult | undefined>): Security {
-  const passed = (name: string): boolean => {
-    const result = results.get(name);
-    return result !== undefined && 'keyName' in result;
-  };
-  const authorized = required.allOf.length === 0 || required.allOf.some((names) => names.every(passed));
+  let authorized = required.allOf.length === 0;
+  for (let i = 0; !authorized && i < required.allOf.length; i += 1) authorized = allPassed(required.allOf[i] ?? [], results);
   let keyName: string | undefined;
   let refusal: Security['refusal'];
   for (const result of results.values()) {

@@ -1,8 +1,13 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Writable } from 'node:stream';
 import { COMPRESS_MIN_BYTES, createCompressor, negotiateCoding, type Coding } from './encoding';
-import type { ItemWriter } from './item-writer';
+import type { Logger } from '../logger';
+import type { Operation } from '../openapi';
+import type { ErrorReplies } from './error-reply';
+import { ItemViolation } from './item-writer';
+import type { ReplyCheck } from './reply-check';
 import { sendReply, setCommonHeaders, type Reply } from './reply';
+import type { RequestState } from './request-state';
 
 /** Items read in chunks from a snapshot that must be closed; the store's OrderSnapshot is one. */
 export interface ChunkSource<T> {
@@ -21,36 +26,55 @@ export function mapChunks<T, U>(source: ChunkSource<T>, map: (item: T) => U): Ch
   };
 }
 
-/** What happens to a streamed reply that fails. */
-export interface StreamFailures {
-  /** The reply sent for a failure before the first byte: a refused item's 500, or the Error the failure becomes. */
-  beforeFirstByte(err: unknown): Reply;
-  /** Told of a failure after the first byte; the connection is then cut, which tells the client the list is incomplete. */
-  afterFirstByte(err: unknown): void;
+/** What sending a checked reply needs. */
+export interface SenderOptions {
+  readonly replies: ReplyCheck;
+  readonly errors: ErrorReplies;
+  readonly logger: Logger;
+  /** Items per chunk of a streamed array. */
+  readonly chunkItems: number;
 }
 
-/**
- * Sends a checked reply: in one write when its body is in hand; item by item when it is a stream
- * of a JSON array, each item checked and written by `writeItem`. A streamed reply settles when its
- * stream has; anything else is sent at once.
- */
-export function sendChecked(
+/** Sends a checked reply to a request, for `operation` (undefined for a miss). */
+export type Sender = (
   res: ServerResponse,
-  request: { readonly method: string; readonly headers: IncomingHttpHeaders },
+  request: { readonly method: string; readonly headers: IncomingHttpHeaders; readonly state: RequestState },
+  operation: Operation | undefined,
   reply: Reply,
-  stream: { readonly writeItem: ItemWriter | undefined; readonly chunkItems: number; readonly failures: () => StreamFailures },
-): Promise<void> | void {
-  if (reply.stream === undefined || stream.writeItem === undefined) return sendReply(res, reply);
-  const failures = stream.failures();
-  return sendJsonArray(res, reply.stream, {
-    status: reply.status,
-    headers: reply.headers ?? {},
-    writeItem: stream.writeItem,
-    chunkItems: stream.chunkItems,
-    coding: negotiateCoding(request.headers),
-    head: request.method === 'HEAD',
-    onError: (err) => failures.afterFirstByte(err),
-  }).catch((err: unknown) => sendReply(res, failures.beforeFirstByte(err)));
+) => Promise<void> | void;
+
+/**
+ * The send step: a reply whose body is in hand goes out at once, in one write; a stream of a JSON
+ * array goes out item by item, each checked and written by its status's item writer, and settles
+ * when the stream has. A streamed reply that fails before its first byte is answered with the 500
+ * (a refused item) or the Error the failure becomes; one that fails after it is logged and its
+ * connection cut, which tells the client the list is incomplete.
+ */
+export function createSender({ replies, errors, logger, chunkItems }: SenderOptions): Sender {
+  return (res, request, operation, reply) => {
+    if (reply.stream === undefined) return sendReply(res, reply);
+    const { requestId } = request.state;
+    const operationId = operation?.operationId ?? 'none';
+    const writeItem = replies.itemWriter(operation, reply.status);
+    if (writeItem === undefined) throw new Error(`status ${reply.status} of ${operationId} is not a JSON array that can be streamed`);
+    return sendJsonArray(res, reply.stream, {
+      status: reply.status,
+      headers: reply.headers ?? {},
+      writeItem,
+      chunkItems,
+      coding: negotiateCoding(request.headers),
+      head: request.method === 'HEAD',
+      onError: (err) => {
+        if (err instanceof ItemViolation) replies.refused(operationId, reply.status, err.problem, 'connection closed', requestId, err.item);
+        else logger.error({ err, requestId, operationId }, 'stream failed; connection closed');
+      },
+    }).catch((err: unknown) => {
+      if (!(err instanceof ItemViolation))
+        return sendReply(res, replies.withDeprecation(errors.thrown(err, operation, requestId), operation));
+      replies.refused(operationId, reply.status, err.problem, 'sending 500 instead', requestId, err.item);
+      return sendReply(res, replies.internal(operation));
+    });
+  };
 }
 
 /** How to stream one JSON array. */

@@ -78,16 +78,16 @@ export async function createOpenApi(
   const validateRequest = compileRequestValidator(api, router);
   const ajv = createContractAjv(document);
 
-  const library = new Map<string, BackendOperation<OpenAPIV3.Document>>();
+  const library = new Map<Operation, BackendOperation<OpenAPIV3.Document>>();
   const ours = new Map<BackendOperation<OpenAPIV3.Document>, Operation>();
   const operations = router.getOperations().map((operation) => {
     const typed = narrowed(operation);
-    library.set(typed.operationId, operation);
+    library.set(typed, operation);
     ours.set(operation, typed);
     return typed;
   });
   const theirs = (operation: Operation): BackendOperation<OpenAPIV3.Document> => {
-    const found = library.get(operation.operationId);
+    const found = library.get(operation);
     if (found === undefined) throw new Error(`${operation.operationId} is not an operation of this document`);
     return found;
   };
