@@ -72,9 +72,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
   if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError('PETSTORE_DATABASE_URL must be a postgres:// or postgresql:// URL');
   }
+  const dbPath = overrides.dbPath ?? nonEmpty(env.PETSTORE_DB) ?? path.join('data', 'petstore.db');
+  if (URL_LIKE.test(dbPath)) {
+    const name = overrides.dbPath !== undefined ? '--db' : 'PETSTORE_DB';
+    throw new ConfigError(
+      `${name} is the path of a SQLite file, not a URL, got "${dbPath.replace(/\/\/[^@/]*@/, '//…@')}": to use PostgreSQL, set PETSTORE_DATABASE_URL=postgres://…`,
+    );
+  }
   return Object.freeze({
     production: env.NODE_ENV === 'production',
-    dbPath: path.resolve(overrides.dbPath ?? nonEmpty(env.PETSTORE_DB) ?? path.join('data', 'petstore.db')),
+    dbPath: path.resolve(dbPath),
     databaseUrl,
     host: overrides.host ?? nonEmpty(env.HOST) ?? '127.0.0.1',
     port: parsePort(overrides.port ?? nonEmpty(env.PORT) ?? '8080', overrides.port !== undefined ? '--port' : 'PORT'),
@@ -96,6 +103,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     metricsToken: nonEmpty(env.PETSTORE_METRICS_TOKEN),
   });
 }
+
+/**
+ * A location that starts with a URL's scheme (`postgres:`, `file:`, `https:`): taken as a path, it
+ * would create a directory named after the scheme. A one-letter scheme is a Windows drive (`C:`).
+ */
+const URL_LIKE = /^[A-Za-z][A-Za-z0-9+.-]+:/;
 
 function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value.trim() === '' ? undefined : value;

@@ -1,5 +1,9 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import { ConfigError, DEFAULT_LIMITS, loadConfig } from '../src/config';
 import { storeLocation } from '../src/store';
+import { BIN, cliEnv } from './helpers/cli';
+import { tempDir } from './helpers/store';
 
 describe('loadConfig', () => {
   test('defaults when nothing is set', () => {
@@ -62,4 +66,40 @@ test('the store location shown in logs and banners never carries a password', ()
 
   expect(storeLocation(config)).toBe('postgres://app@db.internal:5432/orders');
   expect(storeLocation(loadConfig({ PETSTORE_DB: '/var/lib/orders.db' }))).toBe('/var/lib/orders.db');
+});
+
+describe('a SQLite path that is a URL', () => {
+  test.each([
+    [{ PETSTORE_DB: 'postgres://app:s3cret@db.internal/orders' }, {}, 'PETSTORE_DB', 'postgres://…@db.internal/orders'],
+    [{ PETSTORE_DB: 'postgresql:/orders' }, {}, 'PETSTORE_DB', 'postgresql:/orders'],
+    [{}, { dbPath: 'postgres://db.internal/orders' }, '--db', 'postgres://db.internal/orders'],
+  ])('is refused at start, naming PETSTORE_DATABASE_URL and never the password: %j %j', (env, overrides, name, shown) => {
+    expect(() => loadConfig(env, overrides)).toThrow(
+      new ConfigError(
+        `${name} is the path of a SQLite file, not a URL, got "${shown}": to use PostgreSQL, set PETSTORE_DATABASE_URL=postgres://…`,
+      ),
+    );
+  });
+
+  test('a command given one exits 1 with that message and creates nothing', () => {
+    const tmp = tempDir();
+    try {
+      const result = spawnSync(process.execPath, [BIN, 'keys', 'list'], {
+        cwd: tmp.dir,
+        env: cliEnv({ PETSTORE_DB: 'postgres://app@127.0.0.1:5432/orders' }),
+        encoding: 'utf8',
+      });
+
+      expect(result.status).toBe(1);
+      expect(result.stderr).toContain('PETSTORE_DB is the path of a SQLite file, not a URL');
+      expect(result.stderr).toContain('set PETSTORE_DATABASE_URL=postgres://');
+      expect(fs.readdirSync(tmp.dir)).toEqual([]);
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  test('a Windows-style drive letter is still a path', () => {
+    expect(loadConfig({ PETSTORE_DB: 'C:data.db' }).dbPath).toMatch(/C:data\.db$/);
+  });
 });
