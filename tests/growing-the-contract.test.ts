@@ -2,50 +2,19 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createContractChecker } from '../src/contract/conformance';
 import { loadDocument } from '../src/contract/document';
-import { cli, serve, type Served } from './helpers/cli';
-import { copyProject, npmRun, npxRun, snapshot } from './helpers/project';
-import { tempDir } from './helpers/store';
+import { cli, serve } from './helpers/cli';
+import { addOrderNote, addToDocument } from './helpers/notes-operation';
+import { npmRun, npxRun, projectForFile, snapshot } from './helpers/project';
 
 // A spec author's day, on a copy of the project, as the README walks through it: add an operation
 // with a path parameter, a query parameter and a JSON body to the v2 document, then
 // `npm run generate` and `npm run scaffold`.
-const tmp = tempDir();
-const dir = copyProject(path.join(tmp.dir, 'project'));
+const { tmpDir, dir, servers } = projectForFile();
+const tmp = { dir: tmpDir };
 const spec = path.join(dir, 'spec', 'openapi-v2.yaml');
 const handlerModule = path.join(dir, 'src', 'handlers', 'v2', 'add-order-note.ts');
-const servers: Served[] = [];
 
-afterAll(() => {
-  for (const server of servers) server.child.kill('SIGKILL');
-  tmp.cleanup();
-});
-
-const NEW_OPERATION = `  /store/orders/{orderId}/notes:
-    post:
-      operationId: addOrderNote
-      tags: [orders]
-      summary: Add a note to an order
-      parameters:
-        - name: orderId
-          in: path
-          required: true
-          schema:
-            $ref: '#/components/schemas/Id'
-        - name: priority
-          in: query
-          required: true
-          schema:
-            type: integer
-            minimum: 1
-            maximum: 5
-      requestBody:
-        required: true
-        content:
-          application/json:
-            schema:
-              $ref: '#/components/schemas/Note'
-      responses:
-        '201':
+const NEW_OPERATION = addOrderNote(`        '201':
           description: The note as stored.
           headers:
             Location:
@@ -64,23 +33,12 @@ const NEW_OPERATION = `  /store/orders/{orderId}/notes:
           $ref: '#/components/responses/PayloadTooLarge'
         '500':
           $ref: '#/components/responses/InternalError'
-`;
-
-const NOTE_SCHEMA = `    Note:
-      type: object
-      additionalProperties: false
-      required: [text]
-      properties:
-        text:
-          type: string
-          maxLength: 200
-`;
+`);
 
 let scaffolded: { status: number | null; output: string };
 
 beforeAll(() => {
-  const text = fs.readFileSync(spec, 'utf8');
-  fs.writeFileSync(spec, text.replace(/^paths:\n/m, `paths:\n${NEW_OPERATION}`).replace(/^ {2}schemas:\n/m, `  schemas:\n${NOTE_SCHEMA}`));
+  addToDocument(spec, NEW_OPERATION);
   expect(npmRun(dir, 'generate').status).toBe(0);
   scaffolded = npmRun(dir, 'scaffold');
 }, 60000);

@@ -3,49 +3,18 @@ import path from 'node:path';
 import { createContractChecker } from '../src/contract/conformance';
 import { loadDocument } from '../src/contract/document';
 import { cli, serve, type Served } from './helpers/cli';
-import { copyProject, npmRun } from './helpers/project';
-import { tempDir } from './helpers/store';
+import { addOrderNote, addToDocument } from './helpers/notes-operation';
+import { npmRun, projectForFile } from './helpers/project';
 
 // A spec author adds an operation with a path parameter, a query parameter and a JSON body, and
 // declares only what it answers itself: 201, 400 and 401. The statuses the server makes before the
 // handler runs (a wrong media type, a body that does not parse or breaks the schema, no key) must
 // all come back as what the operation declares, never as a 500.
-const tmp = tempDir();
-const dir = copyProject(path.join(tmp.dir, 'project'));
+const { tmpDir, dir, servers } = projectForFile();
+const tmp = { dir: tmpDir };
 const spec = path.join(dir, 'spec', 'openapi-v2.yaml');
-const servers: Served[] = [];
 
-afterAll(() => {
-  for (const server of servers) server.child.kill('SIGKILL');
-  tmp.cleanup();
-});
-
-const NEW_OPERATION = `  /store/orders/{orderId}/notes:
-    post:
-      operationId: addOrderNote
-      tags: [orders]
-      summary: Add a note to an order
-      parameters:
-        - name: orderId
-          in: path
-          required: true
-          schema:
-            $ref: '#/components/schemas/Id'
-        - name: priority
-          in: query
-          required: true
-          schema:
-            type: integer
-            minimum: 1
-            maximum: 5
-      requestBody:
-        required: true
-        content:
-          application/json:
-            schema:
-              $ref: '#/components/schemas/Note'
-      responses:
-        '201':
+const NEW_OPERATION = addOrderNote(`        '201':
           description: The note as stored.
           content:
             application/json:
@@ -55,25 +24,14 @@ const NEW_OPERATION = `  /store/orders/{orderId}/notes:
           $ref: '#/components/responses/BadRequest'
         '401':
           $ref: '#/components/responses/Unauthorized'
-`;
-
-const NOTE_SCHEMA = `    Note:
-      type: object
-      additionalProperties: false
-      required: [text]
-      properties:
-        text:
-          type: string
-          maxLength: 200
-`;
+`);
 
 let scaffolded: { status: number | null; output: string };
 let server: Served;
 let key: string;
 
 beforeAll(async () => {
-  const text = fs.readFileSync(spec, 'utf8');
-  fs.writeFileSync(spec, text.replace(/^paths:\n/m, `paths:\n${NEW_OPERATION}`).replace(/^ {2}schemas:\n/m, `  schemas:\n${NOTE_SCHEMA}`));
+  addToDocument(spec, NEW_OPERATION);
   expect(npmRun(dir, 'generate').status).toBe(0);
   scaffolded = npmRun(dir, 'scaffold');
   expect(npmRun(dir, 'build')).toEqual({ status: 0, output: '' });

@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
 /** The project's root, whose files a copy is made of. */
@@ -59,4 +60,23 @@ export function snapshot(dir: string, parts: string[]): Map<string, string> {
   };
   for (const part of parts) walk(part);
   return files;
+}
+
+/**
+ * A copy of the project for one test file, in a temporary directory of its own, and the list of
+ * servers the file starts from it: after the file, every one is killed and the directory removed.
+ */
+export function projectForFile(): {
+  tmpDir: string;
+  dir: string;
+  servers: Array<{ child: { kill: (signal: NodeJS.Signals) => boolean } }>;
+} {
+  const tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'petstore-project-'));
+  const dir = copyProject(path.join(tmpDir, 'project'));
+  const servers: Array<{ child: { kill: (signal: NodeJS.Signals) => boolean } }> = [];
+  afterAll(() => {
+    for (const server of servers) server.child.kill('SIGKILL');
+    fs.rmSync(tmpDir, { recursive: true, force: true });
+  });
+  return { tmpDir, dir, servers };
 }
