@@ -1,7 +1,7 @@
 // Part of `npm run build`: Ajv validators compiled ahead of time into standalone modules, so the
 // server does not compile them at every start. Today one: the check that a document is OpenAPI 3.0,
-// which openapi-backend otherwise compiles from openapi-schema-validator's schema on every start
-// (about 130 ms of it). Same schema, same Ajv options; src/contract/document-check.ts loads it.
+// which openapi-backend otherwise compiles from openapi-schema-validator's schema on every start.
+// Same schema, same Ajv options; src/openapi/document-check.ts loads it.
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
