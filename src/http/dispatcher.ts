@@ -110,7 +110,7 @@ export async function createDispatcher<V extends ApiVersion>(options: Dispatcher
   /**
    * The handler's reply. What it throws (an ApiError for a 404, say) becomes its Error reply here,
    * where it is thrown: unwinding the steps above to the dispatcher's own catch costs a small
-   * request more than all its steps together (docs/performance.md, "Where the time goes").
+   * request a measurable share of its time (docs/performance.md, "Where the time goes").
    */
   const handled = (operation: Operation, request: RoutedRequest, handle: BoundHandler, inputs: RequestInputs): MaybePromise<Reply> => {
     try {
@@ -122,10 +122,10 @@ export async function createDispatcher<V extends ApiVersion>(options: Dispatcher
   };
 
   const deliver = createSender({ replies, errors, logger, chunkItems });
-  const send = (operation: Operation | undefined, request: RoutedRequest, res: ServerResponse, handled: Reply): MaybePromise<void> => {
+  const send = (operation: Operation | undefined, request: RoutedRequest, res: ServerResponse, answered: Reply): MaybePromise<void> => {
     request.state.handledBy = operation?.operationId;
     request.state.apiVersion = version;
-    const checked = replies.check(operation, handled, request.state.requestId);
+    const checked = replies.check(operation, answered, request.state.requestId);
     return checked instanceof Promise
       ? checked.then((reply) => deliver(res, request, operation, reply))
       : deliver(res, request, operation, checked);

@@ -45,10 +45,9 @@ export function createReplyCheck(options: ReplyCheckOptions): ReplyCheck {
   const items = compileArrayItems(api);
   const passed = createPassedReplies();
 
-  const withDeprecation = (reply: Reply, operation: Operation | undefined): Reply => {
-    const deprecation = operation === undefined ? undefined : deprecations.get(operation.operationId);
-    return deprecation === undefined ? reply : { ...reply, headers: { ...reply.headers, ...deprecation } };
-  };
+  const deprecationOf = (operation: Operation | undefined): Readonly<Record<string, string>> | undefined =>
+    operation === undefined ? undefined : deprecations.get(operation.operationId);
+  const withDeprecation = (reply: Reply, operation: Operation | undefined): Reply => decorated(reply, deprecationOf(operation));
 
   const refused: ReplyCheck['refused'] = (operationId, status, problem, outcome, requestId, item) => {
     options.onViolation(operationId);
@@ -63,7 +62,7 @@ export function createReplyCheck(options: ReplyCheckOptions): ReplyCheck {
 
   /** The reply's problem, or null: at once for a reply one like it already passed. */
   const problemOf = (operation: Operation | undefined, handled: Reply, reply: Reply): string | null => {
-    if (reply.stream && !items.has(`${operation?.operationId ?? 'none'} ${reply.status}`)) {
+    if (reply.stream && !items.has(itemKey(operation, reply.status))) {
       return `status ${reply.status} of ${operation?.operationId ?? 'none'} is not a JSON array that can be streamed`;
     }
     const memory = passed.place(operation, handled);
@@ -75,9 +74,9 @@ export function createReplyCheck(options: ReplyCheckOptions): ReplyCheck {
 
   return {
     check: (operation, handled, requestId) => {
-      const deprecation = operation === undefined ? undefined : deprecations.get(operation.operationId);
+      const deprecation = deprecationOf(operation);
       if (operation !== undefined && deprecation !== undefined) options.onDeprecatedCall(operation.operationId);
-      const reply = deprecation === undefined ? handled : { ...handled, headers: { ...handled.headers, ...deprecation } };
+      const reply = decorated(handled, deprecation);
       const problem = problemOf(operation, handled, reply);
       if (problem === null) return reply;
       const refuse = (): Reply => {
@@ -86,11 +85,21 @@ export function createReplyCheck(options: ReplyCheckOptions): ReplyCheck {
       };
       return reply.stream ? reply.stream.close().then(refuse) : refuse();
     },
-    itemWriter: (operation, status) => items.get(`${operation?.operationId ?? 'none'} ${status}`),
+    itemWriter: (operation, status) => items.get(itemKey(operation, status)),
     refused,
     internal,
     withDeprecation,
   };
+}
+
+/** A reply with an operation's deprecation headers added, when it has them. */
+function decorated(reply: Reply, deprecation: Readonly<Record<string, string>> | undefined): Reply {
+  return deprecation === undefined ? reply : { ...reply, headers: { ...reply.headers, ...deprecation } };
+}
+
+/** The key of a status's item writer: "operationId status". */
+function itemKey(operation: Operation | undefined, status: number | string): string {
+  return `${operation?.operationId ?? 'none'} ${status}`;
 }
 
 /**
@@ -104,7 +113,7 @@ function compileArrayItems(api: OpenApi): Map<string, ItemWriter> {
     for (const [status, response] of Object.entries(operation.responses)) {
       const schema = response.content?.['application/json']?.schema;
       if (schema === undefined || '$ref' in schema || schema.type !== 'array' || '$ref' in schema.items) continue;
-      items.set(`${operation.operationId} ${status}`, compileItemWriter(schema.items, api.ajv));
+      items.set(itemKey(operation, status), compileItemWriter(schema.items, api.ajv));
     }
   }
   return items;

@@ -1,7 +1,7 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { OpenAPIBackend, Request } from 'openapi-backend';
 import type { OpenAPIV3 } from 'openapi-types';
-import type { CompiledRouter, Operation } from './router';
+import { bodyOf, type CompiledRouter, type Operation } from './router';
 
 /**
  * A request's parameters and body as the validator reads them (openapi-backend types each part as
@@ -105,11 +105,6 @@ export function compileRequestValidator(api: OpenAPIBackend<OpenAPIV3.Document>,
     }
     return errors.length === 0 ? null : errors;
   };
-}
-
-/** A request's body as the library holds it: typed `any` there, it is whatever the caller parsed. */
-function bodyOf(request: Request): unknown {
-  return request.body;
 }
 
 /** The media type a `Content-Type` header names, lower case and without its parameters (the first, if it came twice); '' without one. */

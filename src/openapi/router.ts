@@ -176,7 +176,7 @@ export class CompiledRouter extends OpenAPIRouter<OpenAPIV3.Document> {
 }
 
 /** A request's body as the library holds it: typed `any` there, it is whatever the caller parsed. */
-function bodyOf(req: Request): unknown {
+export function bodyOf(req: Request): unknown {
   return req.body;
 }
 
