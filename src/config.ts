@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { sqliteFile, storeKindOf } from './store/locations';
 
 /** The validated, frozen runtime configuration. Nothing else reads `process.env`. */
 export interface Config {
@@ -69,11 +70,11 @@ export class ConfigError extends Error {
 /** Reads the environment once, checks every value, and returns a frozen config. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: ConfigOverrides = {}): Config {
   const databaseUrl = nonEmpty(env.PETSTORE_DATABASE_URL);
-  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+  if (databaseUrl !== undefined && storeKindOf(databaseUrl) !== 'PostgreSQL') {
     throw new ConfigError('PETSTORE_DATABASE_URL must be a postgres:// or postgresql:// URL');
   }
-  const dbPath = overrides.dbPath ?? nonEmpty(env.PETSTORE_DB) ?? path.join('data', 'petstore.db');
-  if (URL_LIKE.test(dbPath)) {
+  const dbPath = sqliteFile(overrides.dbPath ?? nonEmpty(env.PETSTORE_DB) ?? path.join('data', 'petstore.db'));
+  if (storeKindOf(dbPath) !== 'SQLite') {
     const name = overrides.dbPath !== undefined ? '--db' : 'PETSTORE_DB';
     throw new ConfigError(
       `${name} is the path of a SQLite file, not a URL, got "${dbPath.replace(/\/\/[^@/]*@/, '//…@')}": to use PostgreSQL, set PETSTORE_DATABASE_URL=postgres://…`,
@@ -103,12 +104,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     metricsToken: nonEmpty(env.PETSTORE_METRICS_TOKEN),
   });
 }
-
-/**
- * A location that starts with a URL's scheme (`postgres:`, `file:`, `https:`): taken as a path, it
- * would create a directory named after the scheme. A one-letter scheme is a Windows drive (`C:`).
- */
-const URL_LIKE = /^[A-Za-z][A-Za-z0-9+.-]+:/;
 
 function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value.trim() === '' ? undefined : value;

@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
 import { ConfigError, DEFAULT_LIMITS, loadConfig } from '../src/config';
 import { storeLocation } from '../src/store';
 import { BIN, cliEnv } from './helpers/cli';
@@ -101,5 +102,12 @@ describe('a SQLite path that is a URL', () => {
 
   test('a Windows-style drive letter is still a path', () => {
     expect(loadConfig({ PETSTORE_DB: 'C:data.db' }).dbPath).toMatch(/C:data\.db$/);
+  });
+
+  test('sqlite: and a path names that file; a scheme no store has is refused', () => {
+    expect(loadConfig({ PETSTORE_DB: 'sqlite:data/orders.db' }).dbPath).toBe(path.resolve('data/orders.db'));
+    expect(loadConfig({}, { dbPath: 'sqlite:/var/lib/orders.db' }).dbPath).toBe('/var/lib/orders.db');
+    expect(() => loadConfig({ PETSTORE_DB: 'mysql://db.internal/orders' })).toThrow('PETSTORE_DB is the path of a SQLite file, not a URL');
+    expect(() => loadConfig({ PETSTORE_DB: 'sqlite:postgres://db.internal/orders' })).toThrow('set PETSTORE_DATABASE_URL=postgres://');
   });
 });

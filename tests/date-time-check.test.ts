@@ -3,7 +3,9 @@ import Database from 'better-sqlite3';
 import { ValidationContext } from 'openapi-backend';
 import pg from 'pg';
 import { customizeAjv } from '../src/openapi';
-import { dateTimeCheckSql } from '../src/store/date-time-sql';
+import { shipDateRule } from '../src/store/date-time-sql';
+import { postgresDialect } from '../src/store/postgres/dialect';
+import { sqliteDialect } from '../src/store/sqlite/dialect';
 import { dateTimeSamples } from './helpers/date-times';
 import { ADMIN_URL } from './helpers/postgres';
 
@@ -18,7 +20,7 @@ const contractAccepts = (value: string): boolean => validDateTime(value) === tru
 
 test('every sample has the same verdict from SQLite as from the contract', () => {
   const db = new Database(':memory:');
-  const check = db.prepare<[{ v: string }], { ok: number }>(`SELECT ${dateTimeCheckSql('@v', 'sqlite')} AS ok`);
+  const check = db.prepare<[{ v: string }], { ok: number }>(`SELECT ${shipDateRule('@v', sqliteDialect)} AS ok`);
   const values = dateTimeSamples();
 
   const disagreements = values.filter((value) => (check.get({ v: value })!.ok === 1) !== contractAccepts(value));
@@ -38,7 +40,7 @@ onPostgres('every sample has the same verdict from PostgreSQL as from the contra
   try {
     const values = dateTimeSamples();
     const { rows } = await client.query<{ v: string; ok: boolean }>(
-      `SELECT v, ${dateTimeCheckSql('v', 'postgres')} AS ok FROM unnest($1::text[]) AS t(v)`,
+      `SELECT v, ${shipDateRule('v', postgresDialect)} AS ok FROM unnest($1::text[]) AS t(v)`,
       [values],
     );
 

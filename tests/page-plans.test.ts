@@ -4,7 +4,8 @@ import pg from 'pg';
 import { instantKey } from '../src/contract/date-time';
 import { openPostgresStore, openSqliteStore, type OrderFilter } from '../src/store';
 import { instantKeySql } from '../src/store/date-time-sql';
-import { pageQuery, sqlitePlaceholders } from '../src/store/shared';
+import { pageQuery } from '../src/store/sql';
+import { sqlitePlaceholders } from '../src/store/sqlite/dialect';
 import { freshDatabase } from './helpers/postgres';
 import { tempDir } from './helpers/store';
 

@@ -1,4 +1,4 @@
-import { sqlitePlaceholders } from '../src/store/shared';
+import { sqlitePlaceholders } from '../src/store/sqlite/dialect';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';

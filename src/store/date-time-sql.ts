@@ -1,6 +1,5 @@
 import { INSTANT_KEY_BASE } from '../contract/date-time';
-/** The SQL dialects whose CHECK constraints this module writes. */
-export type SqlDialect = 'sqlite' | 'postgres';
+import type { Dialect } from './dialect';
 
 /**
  * Whitespace that ajv-formats accepts between date and time (it splits on `/t|\s/i`): JavaScript's
@@ -10,69 +9,61 @@ const SEPARATOR_SPACES = [9, 10, 11, 12, 13, 32, 0xa0, 0x1680, ...range(0x2000, 
 
 /**
  * A boolean SQL expression that is true exactly when `column` holds a string that the contract's
- * `date-time` format accepts (ajv-formats in full mode): an RFC 3339 date-time with a time zone, on
- * a real calendar day (leap years included), hours 00–23, minutes and seconds 00–59 (60 for a leap
- * second at 23:59 UTC, as ajv-formats computes it), an optional fraction, and `Z` or an offset of
- * `±HH`, `±HHMM` or `±HH:MM`. Written for both stores from the same parts, so that they agree.
- * Every cast is guarded by the shape check before it, because PostgreSQL raises on a bad cast.
+ * `date-time` format accepts (ajv-formats in full mode, at most 64 characters), laid out to be read
+ * in the schema, a part per line: an RFC 3339 date, `T` or whitespace, a time, an optional
+ * fraction, and `Z` or an offset of `±HH`, `±HHMM` or `±HH:MM`; then a real calendar day, a zone
+ * within a day, and hours 00–23, minutes and seconds 00–59. Like ajv-formats, it also takes a
+ * time off the clock when that is the last minute of a UTC day with seconds up to 60: a leap
+ * second, with its quirks (`24:59:59+01:00` is 23:59:59 UTC). Every cast comes after the shape
+ * that makes it safe, because PostgreSQL raises on a bad cast. tests/date-time-check.test.ts holds
+ * it to the validator on both stores.
  */
-export function dateTimeCheckSql(column: string, dialect: SqlDialect): string {
+export function shipDateRule(column: string, { dateTime: sql }: Dialect): string {
   const s = column;
-  const glob = (expr: string, pattern: string): string =>
-    dialect === 'sqlite' ? `${expr} GLOB '${pattern}'` : `${expr} ~ '${globToRegex(pattern)}'`;
-  const chr = (code: number): string => (dialect === 'sqlite' ? `char(${code})` : `chr(${code})`);
-  const int = (expr: string): string => `CAST(${expr} AS INTEGER)`;
-  const end = (offset: number, length: number): string => `substr(${s}, length(${s}) - ${offset}, ${length})`;
-  const never = '1 = 0';
-
-  // The length of the time zone at the end: Z (1), ±HH (3), ±HHMM (5), ±HH:MM (6); 0 for none.
-  const zone = `(CASE WHEN ${end(0, 1)} IN ('Z', 'z') THEN 1
-    WHEN ${glob(end(2, 3), '[+-][0-9][0-9]')} THEN 3
-    WHEN ${glob(end(4, 5), '[+-][0-9][0-9][0-9][0-9]')} THEN 5
-    WHEN ${glob(end(5, 6), '[+-][0-9][0-9]:[0-9][0-9]')} THEN 6 ELSE 0 END)`;
-  // Between the seconds and the zone: nothing, or a dot and one or more digits.
-  const fraction = `substr(${s}, 20, length(${s}) - 19 - ${zone})`;
-  const shape = [
-    `length(${s}) BETWEEN 20 AND 64`,
-    glob(`substr(${s}, 1, 10)`, '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]'),
-    `substr(${s}, 11, 1) IN ('T', 't', ${SEPARATOR_SPACES.map(chr).join(', ')})`,
-    glob(`substr(${s}, 12, 8)`, '[0-9][0-9]:[0-9][0-9]:[0-9][0-9]'),
-    `${zone} > 0`,
-    `length(${s}) >= 19 + ${zone}`,
-    `(${fraction} = '' OR (substr(${fraction}, 1, 1) = '.' AND length(${fraction}) >= 2 AND NOT ${glob(`substr(${fraction}, 2)`, '*[^0-9]*')}))`,
-  ].join('\n    AND ');
-
-  const year = int(`substr(${s}, 1, 4)`);
-  const month = int(`substr(${s}, 6, 2)`);
-  const day = int(`substr(${s}, 9, 2)`);
-  const hour = int(`substr(${s}, 12, 2)`);
-  const minute = int(`substr(${s}, 15, 2)`);
-  const second = int(`substr(${s}, 18, 2)`);
-  const zoneHours = `(CASE WHEN ${zone} > 1 THEN ${int(`substr(${s}, length(${s}) - ${zone} + 2, 2)`)} ELSE 0 END)`;
-  const zoneMinutes = `(CASE WHEN ${zone} > 3 THEN ${int(end(1, 2))} ELSE 0 END)`;
-  const sign = `(CASE WHEN substr(${s}, length(${s}) - ${zone} + 1, 1) = '-' THEN -1 ELSE 1 END)`;
-  const leap = `(${year} % 4 = 0 AND (${year} % 100 <> 0 OR ${year} % 400 = 0))`;
-  const daysInMonth = `(CASE WHEN ${month} = 2 THEN (CASE WHEN ${leap} THEN 29 ELSE 28 END) WHEN ${month} IN (4, 6, 9, 11) THEN 30 ELSE 31 END)`;
-  const utcMinute = `(${minute} - ${zoneMinutes} * ${sign})`;
-  const utcHour = `(${hour} - ${zoneHours} * ${sign} - (CASE WHEN ${utcMinute} < 0 THEN 1 ELSE 0 END))`;
-  const values = [
-    `${month} BETWEEN 1 AND 12`,
-    `${day} BETWEEN 1 AND ${daysInMonth}`,
-    `${zoneHours} <= 23`,
-    `${zoneMinutes} <= 59`,
-    `((${hour} <= 23 AND ${minute} <= 59 AND ${second} <= 59)
-      OR (${second} <= 60 AND ${utcHour} IN (23, -1) AND ${utcMinute} IN (59, -1)))`,
-  ].join('\n    AND ');
-
-  return `(CASE WHEN ${shape}\n  THEN (${values})\n  ELSE ${never} END)`;
+  // What follows the seconds and their fraction: the zone, when the string ends as it should.
+  const zone = `ltrim(substr(${s}, 20), '.0123456789')`;
+  const sign = `(CASE WHEN ${zone} LIKE '-%' THEN -1 ELSE 1 END)`;
+  const zoneHours = sql.integer(`'0' || substr(${zone}, 2, 2)`);
+  const zoneMinutes = sql.integer(`'0' || substr(replace(${zone}, ':', ''), 4, 2)`);
+  const hour = sql.integer(`substr(${s}, 12, 2)`);
+  const minute = sql.integer(`substr(${s}, 15, 2)`);
+  const digits = (n: number): string => '[0-9]'.repeat(n);
+  const usual = (fraction: string): string => `${digits(4)}-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-5][0-9]${fraction}Z`;
+  return `(CASE
+  -- the usual forms, decided at once: YYYY-MM-DDTHH:MM:SSZ, and with milliseconds
+  WHEN ${sql.glob(s, usual(''))} OR ${sql.glob(s, usual(`.${digits(3)}`))}
+  THEN ${sql.realDay(`substr(${s}, 1, 10)`)} AND substr(${s}, 12, 2) <= '23'
+  -- any other
+  WHEN length(${s}) BETWEEN 20 AND 64
+    -- YYYY-MM-DD?HH:MM:SS
+    AND ${sql.glob(`substr(${s}, 1, 19)`, `${digits(4)}-${digits(2)}-${digits(2)}?${digits(2)}:${digits(2)}:${digits(2)}`)}
+    -- between date and time: T, t or whitespace (JavaScript's \\s)
+    AND ${sql.oneOf(`substr(${s}, 11, 1)`, [84, 116, ...SEPARATOR_SPACES])}
+    -- after the seconds: the zone at once, or a dot, digits, then the zone
+    AND (${sql.glob(`substr(${s}, 20)`, '[Zz+-]*')} OR (${sql.glob(`substr(${s}, 20)`, '.[0-9]*')} AND ${sql.glob(`ltrim(substr(${s}, 21), '0123456789')`, '[Zz+-]*')}))
+    -- the zone: Z, ±HH, ±HHMM or ±HH:MM, its minutes 00–59
+    AND (${zone} IN ('Z', 'z') OR ${[`[+-]${digits(2)}`, `[+-]${digits(2)}[0-5][0-9]`, `[+-]${digits(2)}:[0-5][0-9]`].map((p) => sql.glob(zone, p)).join(' OR ')})
+  THEN
+    -- a real calendar day
+    ${sql.realDay(`substr(${s}, 1, 10)`)}
+    -- a zone within a day
+    AND substr(${zone}, 2, 2) <= '23'
+    -- a clock time
+    AND ((substr(${s}, 12, 2) <= '23' AND substr(${s}, 15, 2) <= '59' AND substr(${s}, 18, 2) <= '59')
+      -- or a leap second: up to :60 in the last minute of the UTC day, as the validator computes it
+      OR (substr(${s}, 18, 2) <= '60'
+        AND ${minute} - ${sign} * ${zoneMinutes} IN (59, -1)
+        AND ${hour} * 60 + ${minute} - ${sign} * (${zoneHours} * 60 + ${zoneMinutes}) IN (1439, -1)))
+  ELSE FALSE END)`;
 }
 
-/** A GLOB pattern of literals, `[...]` classes and `*`, as an anchored POSIX regex. */
-function globToRegex(pattern: string): string {
+/** A GLOB pattern of literals, `?`, `[...]` classes and `*`, as an anchored POSIX regex. */
+export function globToRegex(pattern: string): string {
   let regex = '^';
   for (let i = 0; i < pattern.length; i += 1) {
     const char = pattern[i]!;
     if (char === '*') regex += '.*';
+    else if (char === '?') regex += '.';
     else if (char === '[') {
       const close = pattern.indexOf(']', i + 2);
       regex += pattern.slice(i, close + 1);

@@ -3,7 +3,7 @@ export type { Store, ImportRecord, KeyInfo, CancelOutcome, ShipOutcome, OrderRec
 export { DuplicateKeyNameError, ImportConflictError, StoreInvariantError } from './types';
 export { MigrationRefusedError, SchemaTooNewError } from './migration';
 export { openSqliteStore } from './sqlite/store';
-export { rowToRecord } from './shared';
+export { rowToRecord } from './core';
 export type { SqliteStoreOptions } from './sqlite/store';
 export { openPostgresStore, openStore, storeLocation } from './open';
 export type { PostgresStoreOptions } from './postgres/store';

@@ -1,3 +1,8 @@
+import type { MaybePromise } from '../maybe-promise';
+import { timestamp } from './core';
+import { drive, statement, type Connection, type Dialect, type Steps, type SyncConnection } from './dialect';
+import { schemaMigrationsSql } from './sql';
+
 /** One schema change; versions are applied in order, exactly once, and never edited once shipped. */
 export interface Migration {
   readonly version: number;
@@ -43,34 +48,29 @@ export class MigrationRefusedError extends Error {
   }
 }
 
-/**
- * One step the migration runner asks its dialect to take, in the dialect's one transaction:
- * - `run`: execute the SQL;
- * - `value`: the first column of the first row, as a number (null when it is SQL NULL);
- * - `ids`: the first column of every row, as numbers;
- * - `applied`: record that this migration was applied (the dialect's INSERT into schema_migrations).
- */
-export type MigrationStep =
-  | { readonly run: string }
-  | { readonly value: string }
-  | { readonly ids: string }
-  | { readonly applied: { readonly version: number; readonly name: string; readonly at: string } };
-
-/** What a dialect answers a step: a number or null for `value`, numbers for `ids`, nothing else. */
-export type MigrationAnswer = number | null | number[] | undefined;
+/** Any 64-bit value; every process of petstore-orders agrees on it (PostgreSQL's advisory lock). */
+const MIGRATION_LOCK = 0x70657473746f7265n; // "petstore"
 
 /**
- * The migration algorithm, for every dialect: create the history table (`createTableSql`, the
- * dialect's), read the version, refuse a database from a newer release, and for each newer
- * migration refuse it while rows break its rule (naming them), else apply and record it.
- *
- * It is a generator of steps, so that one algorithm serves a synchronous driver (better-sqlite3,
- * inside its immediate transaction) and an asynchronous one (pg, under its advisory lock): the
- * dialect takes each step and hands back its answer (see driveSync and driveAsync).
+ * Applies every migration newer than the database's, in one exclusive transaction
+ * (Connection.exclusively), so that several processes starting at once apply each migration once:
+ * synchronously on a synchronous connection.
  */
-export function* migrationSteps(migrations: readonly Migration[], createTableSql: string): Generator<MigrationStep, void, MigrationAnswer> {
-  yield { run: createTableSql };
-  const current = ((yield { value: 'SELECT max(version) FROM schema_migrations' }) as number | null) ?? 0;
+export function migrate(connection: SyncConnection, dialect: Dialect, migrations: readonly Migration[]): void;
+export function migrate(connection: Connection, dialect: Dialect, migrations: readonly Migration[]): MaybePromise<void>;
+export function migrate(connection: Connection, dialect: Dialect, migrations: readonly Migration[]): MaybePromise<void> {
+  return connection.exclusively(MIGRATION_LOCK, () => drive(migrationSteps(migrations, dialect), connection));
+}
+
+/**
+ * The migration algorithm, for every dialect: create the history table, read the version, refuse
+ * a database from a newer release, and for each newer migration refuse it while rows break its
+ * rule (naming them), else apply and record it.
+ */
+function* migrationSteps(migrations: readonly Migration[], dialect: Dialect): Steps<void> {
+  yield { run: statement(schemaMigrationsSql(dialect)) };
+  const [history] = (yield { rows: statement('SELECT max(version) AS version FROM schema_migrations') }) ?? [];
+  const current = Number(history?.version ?? 0);
   const latest = migrations.at(-1)?.version ?? 0;
   if (current > latest) {
     throw new SchemaTooNewError(`database schema version ${current} is newer than this release knows (${latest})`);
@@ -79,30 +79,24 @@ export function* migrationSteps(migrations: readonly Migration[], createTableSql
     if (migration.version <= current) continue;
     if (migration.refuseWhile) {
       const { violationsSql } = migration.refuseWhile;
-      const count = Number((yield { value: `SELECT count(*) FROM (${violationsSql}) AS violations` }) ?? 0);
+      const [violations] = (yield { rows: statement(`SELECT count(*) AS count FROM (${violationsSql}) AS violations`) }) ?? [];
+      const count = Number(violations?.count ?? 0);
       if (count > 0) {
-        const ids = (yield { ids: `${violationsSql} LIMIT ${REFUSAL_IDS}` }) as number[];
-        throw new MigrationRefusedError(migration, ids, count);
+        const rows = (yield { rows: statement(`${violationsSql} LIMIT ${REFUSAL_IDS}`) }) ?? [];
+        throw new MigrationRefusedError(
+          migration,
+          rows.map((row) => Number(row.id)),
+          count,
+        );
       }
     }
-    yield { run: migration.sql };
-    yield { applied: { version: migration.version, name: migration.name, at: new Date().toISOString() } };
+    yield { run: statement(migration.sql) };
+    yield {
+      run: statement('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
+        migration.version,
+        migration.name,
+        timestamp(),
+      ]),
+    };
   }
-}
-
-/**
- * Runs steps with a synchronous dialect: each step the algorithm yields is taken by the dialect,
- * and its answer handed back (the migration runner's steps, the import's publish).
- */
-export function driveSync<S, A, T>(steps: Generator<S, T, A>, take: (step: S) => A): T {
-  let next = steps.next();
-  while (!next.done) next = steps.next(take(next.value));
-  return next.value;
-}
-
-/** Runs steps with an asynchronous dialect. */
-export async function driveAsync<S, A, T>(steps: Generator<S, T, A>, take: (step: S) => Promise<A>): Promise<T> {
-  let next = steps.next();
-  while (!next.done) next = steps.next(await take(next.value));
-  return next.value;
 }

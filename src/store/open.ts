@@ -1,7 +1,7 @@
 import type { Config } from '../config';
 import type { Logger } from '../logger';
+import { STORE_KINDS } from './locations';
 import type { PostgresStoreOptions } from './postgres/store';
-import { openSqliteStore } from './sqlite/store';
 import type { Store } from './types';
 
 /**
@@ -12,17 +12,13 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
   return (await import('./postgres/store')).openPostgresStore(url, options);
 }
 
-/** Opens the store the config selects: PostgreSQL when PETSTORE_DATABASE_URL is set, else the SQLite file. */
+/** Opens the store the config names: PETSTORE_DATABASE_URL when it is set, else the SQLite file. */
 export async function openStore(config: Config, logger?: Logger): Promise<Store> {
-  if (config.databaseUrl !== undefined) {
-    return openPostgresStore(config.databaseUrl, {
-      poolSize: config.postgres.poolSize,
-      statementTimeoutMs: config.postgres.statementTimeoutMs,
-      connectTimeoutMs: config.busyTimeoutMs,
-      logger,
-    });
-  }
-  return openSqliteStore(config.dbPath, { busyTimeoutMs: config.busyTimeoutMs });
+  const location = config.databaseUrl ?? config.dbPath;
+  const kind = STORE_KINDS.find((each) => each.matches(location));
+  // config.ts refuses a location no store opens, so this is a store's own mistake.
+  if (kind === undefined) throw new Error(`no store opens ${storeLocation(config)}`);
+  return kind.open(location, config, logger);
 }
 
 /** Where the store lives, for logs and banners, without any password in the URL. */

@@ -1,20 +1,6 @@
-import { BUMP_REVISION_SQL } from './shared';
+import { statement, type Statement, type Steps } from './dialect';
+import { BUMP_REVISION_SQL } from './sql';
 import { ImportConflictError } from './types';
-
-/** A statement, with PostgreSQL's `$n` placeholders (SQLite takes it through sqlitePlaceholders). */
-export interface Statement {
-  readonly text: string;
-  readonly values: readonly unknown[];
-}
-
-/**
- * One step of publishing an import, taken by the dialect:
- * `rows` runs the statement and answers its rows; `run` runs it and answers nothing.
- */
-export type PublishStep = { readonly rows: Statement } | { readonly run: Statement };
-
-/** A row a `rows` step answers, column by column. */
-export type PublishRow = Record<string, unknown>;
 
 /**
  * The SQL of each statement of the publish, for the dialect's staging table: the dialect's part.
@@ -39,9 +25,9 @@ export interface PublishSql {
  * unless an order already has that id; records without one get the ids after the largest of the
  * store and the file, in file order, and past the largest safe integer the first record left
  * without one is the error. Each error names the record (ImportConflictError). Runs as steps
- * (driveSync, driveAsync); the dialect's transaction undoes every step when one throws.
+ * (drive, in ./dialect.ts); the dialect's transaction undoes every step when one throws.
  */
-export function* settleSteps(sql: PublishSql, count: number): Generator<PublishStep, number, PublishRow[] | undefined> {
+export function* settleSteps(sql: PublishSql, count: number): Steps<number> {
   const [taken] = (yield { rows: sql.firstTaken }) ?? [];
   if (taken !== undefined) throw new ImportConflictError(Number(taken.idx), { kind: 'id_taken', id: Number(taken.id) });
   const [largestRow] = (yield { rows: sql.largestId }) ?? [];
@@ -55,13 +41,13 @@ export function* settleSteps(sql: PublishSql, count: number): Generator<PublishS
 }
 
 /** The end of every publish, in its transaction: an import that adds orders changes the list's revision (an empty one changes nothing). */
-export function* revisionSteps(count: number): Generator<PublishStep, number, PublishRow[] | undefined> {
-  if (count > 0) yield { run: { text: BUMP_REVISION_SQL, values: [] } };
+export function* revisionSteps(count: number): Steps<number> {
+  if (count > 0) yield { run: statement(BUMP_REVISION_SQL) };
   return count;
 }
 
 /** Publishes staged records straight into `orders`: settleSteps, whose moves go there, then revisionSteps. */
-export function* publishSteps(sql: PublishSql, count: number): Generator<PublishStep, number, PublishRow[] | undefined> {
+export function* publishSteps(sql: PublishSql, count: number): Steps<number> {
   yield* settleSteps(sql, count);
   return yield* revisionSteps(count);
 }

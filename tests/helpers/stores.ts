@@ -1,7 +1,8 @@
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { openPostgresStore, openSqliteStore, type Store } from '../../src/store';
-import { dateTimeCheckSql, instantKeySql } from '../../src/store/date-time-sql';
+import { instantKeySql, shipDateRule } from '../../src/store/date-time-sql';
+import { postgresDialect } from '../../src/store/postgres/dialect';
 import { freshDatabase, sql } from './postgres';
 import { rowsOf, tempDir } from './store';
 
@@ -115,7 +116,7 @@ function postgresKind(): StoreKind {
           await sql(url, insert, values);
           await sql(
             url,
-            `ALTER TABLE orders ADD CONSTRAINT order_ship_date_rfc3339 CHECK ${dateTimeCheckSql('ship_date', 'postgres')} NOT VALID`,
+            `ALTER TABLE orders ADD CONSTRAINT order_ship_date_rfc3339 CHECK ${shipDateRule('ship_date', postgresDialect)} NOT VALID`,
           );
         },
       };

@@ -2,9 +2,10 @@ import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import type { PoolClient } from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import { driveAsync } from '../migration';
-import { publishSteps, type PublishRow, type PublishSql } from '../publish';
+import { drive } from '../dialect';
+import { publishSteps, type PublishSql } from '../publish';
 import { ImportConflictError, type ImportRecord } from '../types';
+import { postgresConnection } from './dialect';
 
 const IMPORT_LOCK = 0x70657473696d7074n; // "petsimpt": one import publishes at a time
 
@@ -137,9 +138,5 @@ function publishSql(now: string): PublishSql {
 /** Publishes the staged records, one import at a time (the advisory lock), in the import's transaction. */
 async function publish(client: PoolClient, count: number, now: string): Promise<number> {
   await client.query('SELECT pg_advisory_xact_lock($1)', [IMPORT_LOCK.toString()]);
-  return driveAsync(publishSteps(publishSql(now), count), async (step): Promise<PublishRow[] | undefined> => {
-    if ('rows' in step) return (await client.query<PublishRow>(step.rows.text, [...step.rows.values])).rows;
-    await client.query(step.run.text, [...step.run.values]);
-    return undefined;
-  });
+  return drive(publishSteps(publishSql(now), count), postgresConnection(client));
 }

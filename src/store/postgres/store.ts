@@ -2,22 +2,9 @@ import pg from 'pg';
 import Cursor from 'pg-cursor';
 import type { Logger } from '../../logger';
 import { silentLogger } from '../../logger';
+import { cancelOutcome, cursorSecretOf, etagOf, keyCreationError, prefetched, rowToRecord, shipOutcome, timestamp as now } from '../core';
+import { BEFORE_FIRST_ID, statusSql, storeSql, type OrderRow } from '../sql';
 import {
-  BUMP_REVISION_SQL,
-  KEY_SQL,
-  META_SQL,
-  cancelOutcome,
-  cursorSecretOf,
-  etagOf,
-  pageQuery,
-  rowToRecord,
-  shipOutcome,
-  movePendingSql,
-  prefetched,
-  type OrderRow,
-} from '../shared';
-import {
-  DuplicateKeyNameError,
   StoreInvariantError,
   type CancelOutcome,
   type ImportRecord,
@@ -29,10 +16,13 @@ import {
   type ShipOutcome,
   type Store,
 } from '../types';
-import { isRecord } from '../../records';
-import { guardPg, sqlState, translatePg } from './errors';
+import { postgresDialect } from './dialect';
+import { guardPg, translatePg } from './errors';
 import { importIntoPostgres } from './import';
 import { migratePostgres } from './migrations';
+
+/** The shared statements: every order of a PostgreSQL store is visible. */
+const SQL = storeSql();
 
 /** Options for the PostgreSQL store. */
 export interface PostgresStoreOptions {
@@ -53,11 +43,6 @@ export const PG_TYPES = {
       ? (value: string) => Number(value)
       : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
-
-const LIST_SQL = `SELECT id, pet_id, quantity, ship_date, CASE WHEN complete THEN 1 ELSE 0 END AS complete, status
-  FROM orders WHERE status <> 'cancelled' ORDER BY id`;
-
-const now = (): string => new Date().toISOString();
 
 /**
  * Opens the PostgreSQL store: a pool of connections, with the schema migrated under an advisory
@@ -123,9 +108,10 @@ class PostgresStore implements Store {
       try {
         // One snapshot for the ETag and every row, however long the client takes to read them.
         await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-        const meta = await client.query<{ store_id: string; revision: number }>(META_SQL);
+        const meta = await client.query<{ store_id: string; revision: number }>(SQL.meta);
         const etag = etagOf(meta.rows[0]);
-        const open = client.query(new Cursor<OrderRow>(LIST_SQL, [], { rowMode: 'array' }));
+        // The whole list, from before the first id, with no bound (LIMIT NULL).
+        const open = client.query(new Cursor<OrderRow>(SQL.list, [BEFORE_FIRST_ID, null], { rowMode: 'array' }));
         cursor = open;
         // Most lists fit in the first read: then the connection goes back at once.
         const first = await open.read(prefetch + 1);
@@ -162,7 +148,7 @@ class PostgresStore implements Store {
   }
 
   async pageOrders(request: PageRequest): Promise<OrderRecord[]> {
-    const { text, values } = pageQuery(request);
+    const { text, values } = SQL.page(request);
     const { rows } = await guardPg(() => this.pool.query<OrderRow>({ text, values, rowMode: 'array' }));
     return rows.map(rowToRecord);
   }
@@ -175,12 +161,12 @@ class PostgresStore implements Store {
   }
 
   async listEtag(): Promise<string> {
-    const { rows } = await this.query<{ store_id: string; revision: number }>(META_SQL);
+    const { rows } = await this.query<{ store_id: string; revision: number }>(SQL.meta);
     return etagOf(rows[0]);
   }
 
   async hasOrders(): Promise<boolean> {
-    return (await this.query('SELECT 1 FROM orders LIMIT 1')).rowCount === 1;
+    return (await this.query(SQL.anyOrder)).rowCount === 1;
   }
 
   async cancelOrder(id: number): Promise<CancelOutcome> {
@@ -201,11 +187,11 @@ class PostgresStore implements Store {
   private async movePending(id: number, to: 'cancelled' | 'shipped'): Promise<{ moved: boolean; status: OrderStatus | null }> {
     const { rows } = await this.query<{ moved: number; status: OrderStatus | null }>(
       `WITH moved AS (
-         ${movePendingSql(to)} RETURNING id
+         ${to === 'cancelled' ? SQL.cancel : SQL.ship} RETURNING id
        ), bumped AS (
-         ${BUMP_REVISION_SQL} WHERE EXISTS (SELECT 1 FROM moved)
+         ${SQL.bumpRevision} WHERE EXISTS (SELECT 1 FROM moved)
        )
-       SELECT (SELECT count(*) FROM moved)::int AS moved, (SELECT status FROM orders WHERE id = $2) AS status`,
+       SELECT (SELECT count(*) FROM moved)::int AS moved, (${statusSql([], '$2')}) AS status`,
       [now(), id],
     );
     const [row] = rows;
@@ -229,31 +215,28 @@ class PostgresStore implements Store {
   }
 
   async petExists(petId: number): Promise<boolean> {
-    return (await this.query(`SELECT 1 FROM orders WHERE pet_id = $1 AND status <> 'cancelled' LIMIT 1`, [petId])).rowCount === 1;
+    return (await this.query(SQL.petExists, [petId])).rowCount === 1;
   }
 
   async createKey(name: string, keyHash: string): Promise<void> {
     try {
-      await this.query(KEY_SQL.create, [name, keyHash, now()]);
+      await this.query(SQL.keys.create, [name, keyHash, now()]);
     } catch (err) {
-      if (sqlState(err) === '23505' && isRecord(err) && err.constraint === 'api_keys_name_unique') {
-        throw new DuplicateKeyNameError(`a key named "${name}" already exists`);
-      }
-      throw err;
+      throw keyCreationError(err, name, postgresDialect);
     }
   }
 
   async listKeys(): Promise<KeyInfo[]> {
-    const { rows } = await this.query<KeyInfo>(KEY_SQL.list);
+    const { rows } = await this.query<KeyInfo>(SQL.keys.list);
     return rows;
   }
 
   async revokeKey(name: string): Promise<boolean> {
-    return (await this.query(KEY_SQL.revoke, [now(), name])).rowCount === 1;
+    return (await this.query(SQL.keys.revoke, [now(), name])).rowCount === 1;
   }
 
   async findActiveKey(keyHash: string): Promise<string | null> {
-    const { rows } = await this.query<{ name: string }>(KEY_SQL.findActive, [keyHash]);
+    const { rows } = await this.query<{ name: string }>(SQL.keys.findActive, [keyHash]);
     return rows[0]?.name ?? null;
   }
 

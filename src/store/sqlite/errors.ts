@@ -34,8 +34,3 @@ export function guard<T>(operation: () => T): T {
     throw translate(err);
   }
 }
-
-/** Whether an error is a SqliteError with this exact result code. */
-export function isSqliteError(err: unknown, code: string): boolean {
-  return sqliteCode(err) === code;
-}

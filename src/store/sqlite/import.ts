@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { instantKey } from '../../contract/date-time';
-import { driveSync } from '../migration';
-import { revisionSteps, settleSteps, type PublishRow, type PublishSql, type PublishStep } from '../publish';
-import { sqlitePlaceholders } from '../shared';
+import { drive } from '../dialect';
+import { revisionSteps, settleSteps, type PublishSql } from '../publish';
 import { ImportConflictError, type ImportRecord } from '../types';
+import { sqliteConnection } from './dialect';
 import { guard, sqliteCode, translate } from './errors';
 
 const STAGING = 'temp.import_staging';
@@ -313,7 +313,7 @@ async function publishSlices(
       .transaction(() => {
         stillOurs(db, publishing, options);
         db.prepare('DELETE FROM main.import_publishing').run();
-        return driveSync(revisionSteps(count), take(db));
+        return drive(revisionSteps(count), sqliteConnection(db));
       })
       .immediate();
   } catch (err) {
@@ -372,20 +372,11 @@ async function removeHidden(db: Database.Database, publishing: Publishing, optio
   }
 }
 
-/** Runs publish steps on the connection: `rows` answers its rows, `run` answers nothing. */
-function take(db: Database.Database) {
-  return (step: PublishStep): PublishRow[] | undefined => {
-    if ('rows' in step) return db.prepare<unknown[], PublishRow>(sqlitePlaceholders(step.rows.text)).all(...step.rows.values);
-    db.prepare(sqlitePlaceholders(step.run.text)).run(...step.run.values);
-    return undefined;
-  };
-}
-
 /** Settles the staged records (settleSteps) into a fresh ${SETTLED}: the columns of `orders`, checking nothing yet. */
 function settle(db: Database.Database, count: number): void {
   db.exec(`DROP TABLE IF EXISTS ${SETTLED}`);
   db.exec(`CREATE TABLE ${SETTLED} (id INTEGER PRIMARY KEY, ${COLUMNS})`);
-  driveSync(settleSteps(SETTLE_SQL, count), take(db));
+  drive(settleSteps(SETTLE_SQL, count), sqliteConnection(db));
 }
 
 /**
@@ -426,7 +417,7 @@ export function twinOfOrders(db: Database.Database, name = TWIN): { table: strin
 /** Under the write lock: the twin's rows into `orders`, and the revision. */
 function move(db: Database.Database, count: number): number {
   db.exec(MOVE_SQL);
-  return driveSync(revisionSteps(count), take(db));
+  return drive(revisionSteps(count), sqliteConnection(db));
 }
 
 const NAME = String.raw`(?:"orders"|orders|\[orders\]|\`orders\`)`;

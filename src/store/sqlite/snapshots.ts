@@ -1,14 +1,19 @@
 import Database from 'better-sqlite3';
 import type { OrderSnapshot } from '../types';
 import { guard, storeClosed, translate } from './errors';
-import { META_SQL, etagOf, rowToRecord, type OrderRow } from '../shared';
-import { BEFORE_FIRST_ID, LIST_PAGE_SQL } from './rows';
+import { etagOf, rowToRecord } from '../core';
+import { BEFORE_FIRST_ID, storeSql, type OrderRow } from '../sql';
+import { sqlitePlaceholders } from './dialect';
+import { PUBLISHED } from './rows';
+
+/** The shared statements, on the orders the store shows (PUBLISHED). */
+const SQL = storeSql(PUBLISHED);
 
 interface Reader {
   db: Database.Database;
   begin: Database.Statement;
   meta: Database.Statement<[], { store_id: string; revision: number }>;
-  page: Database.Statement<[{ after: number; limit: number }], OrderRow>;
+  list: Database.Statement<[after: number, limit: number], OrderRow>;
   commit: Database.Statement;
 }
 
@@ -60,7 +65,7 @@ export class ReaderPool {
         if (done) return [];
         let rows: OrderRow[];
         try {
-          rows = reader.page.all({ after, limit: max });
+          rows = reader.list.all(after, max);
         } catch (err) {
           finish();
           throw translate(err);
@@ -89,8 +94,8 @@ export class ReaderPool {
     return {
       db,
       begin: db.prepare('BEGIN'),
-      meta: db.prepare(META_SQL),
-      page: db.prepare<[{ after: number; limit: number }], OrderRow>(LIST_PAGE_SQL).raw(true),
+      meta: db.prepare(SQL.meta),
+      list: db.prepare<[after: number, limit: number], OrderRow>(sqlitePlaceholders(SQL.list)).raw(true),
       commit: db.prepare('COMMIT'),
     };
   }

@@ -1,40 +1,30 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import {
-  DuplicateKeyNameError,
-  type CancelOutcome,
-  type ImportRecord,
-  type KeyInfo,
-  type OrderRecord,
-  type OrderSnapshot,
-  type PageRequest,
-  type OrderStatus,
-  type ShipOutcome,
-  type Store,
+import type {
+  CancelOutcome,
+  ImportRecord,
+  KeyInfo,
+  OrderRecord,
+  OrderSnapshot,
+  PageRequest,
+  OrderStatus,
+  ShipOutcome,
+  Store,
 } from '../types';
 import { errorMessage, StoreBusyError, StoreUnavailableError } from '../../errors';
-import { guard, isSqliteError, storeClosed } from './errors';
+import { cancelOutcome, cursorSecretOf, etagOf, keyCreationError, prefetched, rowToRecord, shipOutcome, timestamp as now } from '../core';
+import { BEFORE_FIRST_ID, storeSql, type OrderRow } from '../sql';
+import { sqliteDialect, sqlitePlaceholders } from './dialect';
+import { guard, storeClosed } from './errors';
 import { importThroughStaging } from './import';
 import { migrate } from './migrations';
-import {
-  BUMP_REVISION_SQL,
-  KEY_SQL,
-  META_SQL,
-  cancelOutcome,
-  cursorSecretOf,
-  etagOf,
-  pageQuery,
-  rowToRecord,
-  shipOutcome,
-  movePendingSql,
-  prefetched,
-  sqlitePlaceholders,
-  type OrderRow,
-} from '../shared';
-import { BEFORE_FIRST_ID, LIST_PAGE_SQL, PUBLISHED } from './rows';
+import { PUBLISHED } from './rows';
 import { GroupCommit } from './group-commit';
 import { ReaderPool } from './snapshots';
+
+/** The shared statements, on the orders this store shows (PUBLISHED). */
+const SQL = storeSql(PUBLISHED);
 
 /** Options for the SQLite store. */
 export interface SqliteStoreOptions {
@@ -71,8 +61,6 @@ export function openSqliteStore(file: string, options: SqliteStoreOptions = {}):
     return importer;
   });
 }
-
-const now = (): string => new Date().toISOString();
 
 /** The longest pause (ms) between two attempts at the write lock while another connection holds it. */
 const MAX_LOCK_PAUSE_MS = 16;
@@ -136,22 +124,21 @@ class SqliteStore implements Store {
     private readonly openImporter: () => Database.Database,
   ) {
     this.busyTimeoutMs = Number(db.pragma('busy_timeout', { simple: true }));
+    const prepare = <P extends unknown[], R>(sql: string) => db.prepare<P, R>(sqlitePlaceholders(sql));
     this.statements = {
-      meta: db.prepare<[], { store_id: string; revision: number }>(META_SQL),
-      page: db.prepare<[{ after: number; limit: number }], OrderRow>(LIST_PAGE_SQL).raw(true),
-      bump: db.prepare(BUMP_REVISION_SQL),
-      anyOrder: db.prepare<[], { one: number }>(`SELECT 1 AS one FROM orders WHERE ${PUBLISHED} LIMIT 1`),
-      status: db.prepare<[number], { status: OrderStatus }>(`SELECT status FROM orders WHERE id = ? AND ${PUBLISHED}`),
-      cancel: db.prepare(sqlitePlaceholders(movePendingSql('cancelled', [PUBLISHED]))),
-      ship: db.prepare(sqlitePlaceholders(movePendingSql('shipped', [PUBLISHED]))),
-      petExists: db.prepare<[number], { one: number }>(
-        `SELECT 1 AS one FROM orders WHERE pet_id = ? AND status <> 'cancelled' AND ${PUBLISHED} LIMIT 1`,
-      ),
-      createKey: db.prepare(sqlitePlaceholders(KEY_SQL.create)),
-      listKeys: db.prepare<[], KeyInfo>(KEY_SQL.list),
-      revokeKey: db.prepare(sqlitePlaceholders(KEY_SQL.revoke)),
-      findKey: db.prepare<[string], { name: string }>(sqlitePlaceholders(KEY_SQL.findActive)),
-      touch: db.prepare('UPDATE store_meta SET revision = revision'),
+      meta: prepare<[], { store_id: string; revision: number }>(SQL.meta),
+      list: prepare<[after: number, limit: number], OrderRow>(SQL.list).raw(true),
+      bump: prepare(SQL.bumpRevision),
+      anyOrder: prepare<[], { one: number }>(SQL.anyOrder),
+      status: prepare<[number], { status: OrderStatus }>(SQL.status),
+      cancel: prepare(SQL.cancel),
+      ship: prepare(SQL.ship),
+      petExists: prepare<[number], { one: number }>(SQL.petExists),
+      createKey: prepare(SQL.keys.create),
+      listKeys: prepare<[], KeyInfo>(SQL.keys.list),
+      revokeKey: prepare(SQL.keys.revoke),
+      findKey: prepare<[string], { name: string }>(SQL.keys.findActive),
+      touch: prepare('UPDATE store_meta SET revision = revision'),
     };
     const cancelAll = db.transaction((ids: readonly number[]): CancelOutcome[] => {
       const at = now();
@@ -231,7 +218,7 @@ class SqliteStore implements Store {
     const first = this.guard(() =>
       this.db.transaction(() => ({
         etag: etagOf(this.statements.meta.get()),
-        rows: this.statements.page.all({ after: BEFORE_FIRST_ID, limit: prefetch + 1 }),
+        rows: this.statements.list.all(BEFORE_FIRST_ID, prefetch + 1),
       }))(),
     );
     return prefetched(first.etag, first.rows, prefetch) ?? this.readers.open();
@@ -239,7 +226,7 @@ class SqliteStore implements Store {
 
   async pageOrders(request: PageRequest): Promise<OrderRecord[]> {
     return this.guard(() => {
-      const { text, values } = pageQuery(request, [PUBLISHED]);
+      const { text, values } = SQL.page(request);
       let statement = this.pages.get(text);
       if (statement === undefined) {
         statement = this.db.prepare<unknown[], OrderRow>(sqlitePlaceholders(text)).raw(true);
@@ -315,10 +302,7 @@ class SqliteStore implements Store {
       try {
         this.statements.createKey.run(name, keyHash, now());
       } catch (err) {
-        if (isSqliteError(err, 'SQLITE_CONSTRAINT_UNIQUE')) {
-          throw new DuplicateKeyNameError(`a key named "${name}" already exists`);
-        }
-        throw err;
+        throw keyCreationError(err, name, sqliteDialect);
       }
     });
   }

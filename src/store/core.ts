@@ -1,0 +1,90 @@
+import { randomBytes } from 'node:crypto';
+import {
+  DuplicateKeyNameError,
+  StoreInvariantError,
+  type CancelOutcome,
+  type OrderRecord,
+  type OrderSnapshot,
+  type OrderStatus,
+  type ShipOutcome,
+} from './types';
+import type { Dialect } from './dialect';
+import type { OrderRow } from './sql';
+
+// What every store does the same way, apart from its SQL (./sql.ts): the mapping of rows to
+// records, the list's ETag and first-page prefetch, the outcomes of a move, the cursor secret.
+
+/** The time every write records, as the stores write it. */
+export const timestamp = (): string => new Date().toISOString();
+
+/** The one mapping from a stored row to the store's order record (`complete` is 0 or 1 in SQLite, a boolean in PostgreSQL). */
+export function rowToRecord([id, petId, quantity, shipDate, complete, status]: OrderRow): OrderRecord {
+  return { id, petId, quantity, shipDate, complete: complete === 1 || complete === true, status };
+}
+
+/** The list's weak ETag: the database's random id and its revision, from store_meta's one row. */
+export function etagOf(meta: { store_id: string; revision: number } | undefined): string {
+  if (meta === undefined) throw new StoreInvariantError('store_meta has no row: the schema was not migrated');
+  return `W/"${meta.store_id}-${meta.revision}"`;
+}
+
+/**
+ * The first-page prefetch, in every store: most lists fit in one read of `prefetch + 1` rows, and
+ * such a list is the whole snapshot, read already (the store then gives its connection back at
+ * once). Undefined when the first read did not hold the whole list.
+ */
+export function prefetched(etag: string, first: readonly OrderRow[], prefetch: number): OrderSnapshot | undefined {
+  return first.length <= prefetch ? snapshotOf(etag, first.map(rowToRecord)) : undefined;
+}
+
+/** A snapshot already read whole, for a list that fit in the first page. */
+function snapshotOf(etag: string, orders: OrderRecord[]): OrderSnapshot {
+  let at = 0;
+  return {
+    etag,
+    read: async (max) => {
+      const chunk = orders.slice(at, at + max);
+      at += chunk.length;
+      return chunk;
+    },
+    exhausted: () => at >= orders.length,
+    close: async () => undefined,
+  };
+}
+
+/**
+ * What a cancel answers, in every store: `moved` when the conditional move from pending
+ * happened; otherwise the order's status then (none: there is no such order). A cancelled order is
+ * gone, as one that never existed.
+ */
+export function cancelOutcome(moved: boolean, status: OrderStatus | null | undefined): CancelOutcome {
+  if (moved) return 'cancelled';
+  return status === 'shipped' ? 'shipped' : 'not_found';
+}
+
+/** What a ship answers, in every store, from the same two facts as cancelOutcome. */
+export function shipOutcome(moved: boolean, status: OrderStatus | null | undefined): ShipOutcome {
+  if (moved) return 'shipped';
+  if (status === 'shipped') return 'already_shipped';
+  return status === 'cancelled' ? 'cancelled' : 'not_found';
+}
+
+/** What creating a key raised, as the store reports it: a taken name is DuplicateKeyNameError, anything else as it is. */
+export function keyCreationError(err: unknown, name: string, dialect: Dialect): unknown {
+  return dialect.uniqueViolation(err) === 'api_keys.name' ? new DuplicateKeyNameError(`a key named "${name}" already exists`) : err;
+}
+
+/**
+ * The store's cursor secret, made on first use the same way in every store: read it; if there is
+ * none yet, offer a random one, which sticks only if no other process set one first; read again.
+ */
+export async function cursorSecretOf(query: (sql: string, value?: string) => Promise<string | null | undefined>): Promise<Buffer> {
+  const read = 'SELECT cursor_secret FROM store_meta';
+  let secret = await query(read);
+  if (secret == null) {
+    await query('UPDATE store_meta SET cursor_secret = $1 WHERE cursor_secret IS NULL', randomBytes(32).toString('hex'));
+    secret = await query(read);
+  }
+  if (secret == null) throw new StoreInvariantError('the store has no cursor secret');
+  return Buffer.from(secret, 'hex');
+}

@@ -1,0 +1,107 @@
+import { andThen, type MaybePromise } from '../maybe-promise';
+
+/**
+ * What differs between the databases a store can live in, and nothing else. A store is the shared
+ * SQL (./sql.ts) and algorithms (./migration.ts, ./publish.ts, ./core.ts) run through one of these,
+ * plus the mechanics only its database has (connections, its import's bulk path): see
+ * src/store/README.md for what a new dialect implements and which suite proves it.
+ */
+export interface Dialect {
+  /** As logs and errors name it. */
+  readonly name: string;
+  /** A shared statement's text, written with `$1, $2, …`, as this database takes placeholders. */
+  placeholders(sql: string): string;
+  /** The DDL pieces the shared schema (./sql.ts) is written with. */
+  readonly ddl: {
+    /** A 64-bit integer column. */
+    readonly integer: string;
+    /** A 64-bit integer key that numbers itself. */
+    readonly serial: string;
+    /** An expression for sixteen random hexadecimal digits (the store's id). */
+    readonly randomId: string;
+    /** A true/false column (with its CHECK, where the type itself does not hold only those). */
+    boolean(column: string): string;
+    /** What follows a table's closing parenthesis. */
+    readonly tableOptions: string;
+  };
+  /** How a date-time rule is spelled (./date-time-sql.ts). */
+  readonly dateTime: DateTimeSpelling;
+  /** Turns an error meaning "the database cannot serve now" into StoreUnavailableError; others as they are. */
+  translate(err: unknown): unknown;
+  /** `table.column` of the unique constraint an error says was violated; undefined for any other error. */
+  uniqueViolation(err: unknown): string | undefined;
+}
+
+/** The pieces of a date-time rule that each database spells its own way. */
+export interface DateTimeSpelling {
+  /** True when `expr` matches `pattern` whole: literals, `[…]` classes and `*`, as SQLite's GLOB. */
+  glob(expr: string, pattern: string): string;
+  /** True when `expr`, one character, is one of these code points. */
+  oneOf(expr: string, codes: readonly number[]): string;
+  /** True when `expr`, ten characters `YYYY-MM-DD` of digits, names a real calendar day (leap years included, year 0000 too). */
+  realDay(expr: string): string;
+  /** An integer from `expr`, a text of one or more digits. */
+  integer(expr: string): string;
+}
+
+/** A statement as the shared code writes it: `$1, $2, …` placeholders, and their values. */
+export interface Statement {
+  readonly text: string;
+  readonly values: readonly unknown[];
+}
+
+/** A statement without values. */
+export function statement(text: string, values: readonly unknown[] = []): Statement {
+  return { text, values };
+}
+
+/** A row, column by column. */
+export type Row = Record<string, unknown>;
+
+/** One connection, as the shared algorithms drive it. */
+export interface Connection {
+  /** Runs a statement; answers nothing. */
+  run(statement: Statement): MaybePromise<void>;
+  /** Runs a statement; answers its rows. */
+  rows(statement: Statement): MaybePromise<Row[]>;
+  /**
+   * Runs `body` in one write transaction that no other process's such transaction overlaps (SQLite's
+   * immediate transaction; PostgreSQL's advisory lock `lock`, held to the commit), committed when
+   * it returns and rolled back when it throws.
+   */
+  exclusively<T>(lock: bigint, body: () => MaybePromise<T>): MaybePromise<T>;
+}
+
+/** A connection that answers at once (better-sqlite3), so that what it drives can be synchronous too. */
+export interface SyncConnection extends Connection {
+  run(statement: Statement): void;
+  rows(statement: Statement): Row[];
+  exclusively<T>(lock: bigint, body: () => T): T;
+}
+
+/** One step a shared algorithm asks its connection to take: `rows` answers the rows, `run` nothing. */
+export type Step = { readonly rows: Statement } | { readonly run: Statement };
+
+/** The shared algorithms are generators of steps, so that one algorithm serves every connection. */
+export type Steps<T> = Generator<Step, T, Row[] | undefined>;
+
+/**
+ * Runs a shared algorithm's steps on a connection, handing each step's answer back: synchronously
+ * on a synchronous connection, and on any other as far as it can before the first promise. The
+ * one driver of every step generator (migrations, the import's publish) on every dialect.
+ */
+export function drive<T>(steps: Steps<T>, connection: SyncConnection): T;
+export function drive<T>(steps: Steps<T>, connection: Connection): MaybePromise<T>;
+export function drive<T>(steps: Steps<T>, connection: Connection): MaybePromise<T> {
+  const go = (answer: Row[] | undefined): MaybePromise<T> => {
+    let next = steps.next(answer);
+    while (!next.done) {
+      const step = next.value;
+      const taken = 'rows' in step ? connection.rows(step.rows) : andThen(connection.run(step.run), () => undefined);
+      if (taken instanceof Promise) return andThen(taken, go);
+      next = steps.next(taken);
+    }
+    return next.value;
+  };
+  return go(undefined);
+}

@@ -1,0 +1,58 @@
+import type Database from 'better-sqlite3';
+import type { Dialect, Row, Statement, SyncConnection } from '../dialect';
+import { messageOf } from '../../errors';
+import { StoreInvariantError } from '../types';
+import { sqliteCode, translate } from './errors';
+
+/** SQLite, through better-sqlite3: positional `?`, STRICT tables, GLOB, and its own date(). */
+export const sqliteDialect: Dialect = {
+  name: 'SQLite',
+  placeholders: sqlitePlaceholders,
+  ddl: {
+    integer: 'INTEGER',
+    serial: 'INTEGER',
+    randomId: 'lower(hex(randomblob(8)))',
+    boolean: (column) => `INTEGER NOT NULL CONSTRAINT order_${column}_boolean CHECK (${column} IN (0, 1))`,
+    tableOptions: ' STRICT',
+  },
+  dateTime: {
+    glob: (expr, pattern) => `${expr} GLOB '${pattern}'`,
+    oneOf: (expr, codes) => `instr(char(${codes.join(', ')}), ${expr}) > 0`,
+    // date() gives back a real day unchanged, and moves any other (2023-02-29 is 2023-03-01) or has none.
+    realDay: (expr) => `date(${expr}) IS ${expr}`,
+    integer: (expr) => `CAST(${expr} AS INTEGER)`,
+  },
+  translate,
+  uniqueViolation: (err) => {
+    if (sqliteCode(err) !== 'SQLITE_CONSTRAINT_UNIQUE') return undefined;
+    // "UNIQUE constraint failed: api_keys.name"
+    return /constraint failed: (\S+)/.exec(messageOf(err) ?? '')?.[1];
+  },
+};
+
+/**
+ * A statement with `$1, $2, …` as SQLite's positional `?`: only for statements that use each
+ * placeholder once, in order (better-sqlite3 binds `?` by position), which it checks.
+ */
+export function sqlitePlaceholders(sql: string): string {
+  let expected = 1;
+  return sql.replace(/\$(\d+)/g, (_match, n: string) => {
+    if (Number(n) !== expected) throw new StoreInvariantError(`placeholders must be $1, $2, … once each, in order: ${sql}`);
+    expected += 1;
+    return '?';
+  });
+}
+
+/** A better-sqlite3 connection, as the shared algorithms drive it: every step answered at once. */
+export function sqliteConnection(db: Database.Database): SyncConnection {
+  const prepare = ({ text }: Statement) => db.prepare<unknown[], Row>(sqlitePlaceholders(text));
+  return {
+    run: (statement) => {
+      // A statement without values may be several (a migration); one with values is one.
+      if (statement.values.length === 0) db.exec(statement.text);
+      else prepare(statement).run(...statement.values);
+    },
+    rows: (statement) => prepare(statement).all(...statement.values),
+    exclusively: (_lock, body) => db.transaction(body).immediate(),
+  };
+}
