@@ -123,6 +123,17 @@ eachStore((s) => {
     expect(await s.rows()).toEqual([]);
   });
 
+  test('ids in any order go in by id, and a repeat after the ids stopped rising is still named', async () => {
+    const file = (ids: number[]) => JSON.stringify(ids.map((id) => ({ ...good, id })));
+    await importOrders(s.store, validate, file([50, 3, 99, 7]));
+
+    expect((await s.rows()).map((r) => r.id)).toEqual([3, 7, 50, 99]);
+    await expect(importOrders(s.store, validate, file([200, 150, 300, 150]))).rejects.toThrow(
+      'record 3: id 150 repeats the id of record 1',
+    );
+    expect((await s.rows()).map((r) => r.id)).toEqual([3, 7, 50, 99]);
+  });
+
   test('a repeated id before a record the file cannot give is the error reported', async () => {
     const records = Array.from({ length: 3000 }, (_, i) => ({ ...good, id: i + 1 }));
     records[1200] = { ...good, id: 5 };

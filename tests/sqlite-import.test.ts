@@ -176,6 +176,18 @@ const eight = () => Array.from({ length: 8 }, () => order({ petId: 77 }));
 // write transaction, so that a running server's cancels never wait for a whole import; its orders
 // stay out of every read and write until the last transaction shows them all at once.
 describe('an import published in slices', () => {
+  test('is not needed by a store without orders, where no cancel can wait: that one moves in one transaction', () =>
+    withStore([], async (store, file) => {
+      const slices: number[] = [];
+      const imported = await importWith(file, eight(), { sliceRows: 3, afterSlice: (slice) => void slices.push(slice) });
+
+      expect(imported).toBe(8);
+      expect(slices).toEqual([]);
+      expect(rowsOf(file).map((row) => row.id)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+      expect(publishingRows(file)).toEqual([]);
+      expect((await listAll(store)).length).toBe(8);
+    }));
+
   test('lets other writers in between its slices, and shows nothing of itself until its last', () =>
     withStore([1, 2], async (store, file) => {
       const seen: Array<Record<string, unknown>> = [];

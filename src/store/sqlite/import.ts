@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { instantKey } from '../../contract/date-time';
-import { drive } from '../dialect';
+import { drive, statement } from '../dialect';
 import { revisionSteps, settleSteps, type PublishSql } from '../publish';
 import { ImportConflictError, type ImportRecord } from '../types';
 import { sqliteConnection } from './dialect';
@@ -32,25 +32,22 @@ export async function importThroughStaging(
 ): Promise<number> {
   guard(() => {
     dropStaging(db);
-    // The staged rows are the orders rows to be, unchecked; they are checked when copied into a
-    // twin (one pass over all the rows costs half of checking them one insert at a time).
+    // The staged rows are the records as the file gives them, unchecked; they are checked when
+    // copied into a twin (one pass over all the rows costs half of checking them one insert at a time).
     db.exec(`CREATE TEMP TABLE import_staging (
       idx          INTEGER PRIMARY KEY,
-      id           INTEGER UNIQUE,
+      id           INTEGER,
       pet_id       INTEGER NOT NULL,
       quantity     INTEGER NOT NULL,
       ship_date    TEXT    NOT NULL,
       complete     INTEGER NOT NULL,
       status       TEXT    NOT NULL,
-      created_at   TEXT    NOT NULL,
-      shipped_at   TEXT,
-      cancelled_at TEXT,
       ship_at      TEXT    NOT NULL
     ) STRICT`);
   });
   try {
-    const count = await stage(db, records, now);
-    return await publish(db, count, options).catch((err: unknown) => {
+    const staged = await stage(db, records);
+    return await publish(db, { ...staged, now }, options).catch((err: unknown) => {
       throw translate(err);
     });
   } finally {
@@ -62,19 +59,42 @@ function dropStaging(db: Database.Database): void {
   for (const table of [STAGING, SETTLED, READY, `temp.${SLICE_TWIN}`]) db.exec(`DROP TABLE IF EXISTS ${table}`);
 }
 
-async function stage(db: Database.Database, records: Iterable<ImportRecord> | AsyncIterable<ImportRecord>, now: string): Promise<number> {
+/** What staging found: how many records, and whether their ids rose through the file (then file order is id order). */
+interface Staged {
+  readonly count: number;
+  readonly ascending: boolean;
+}
+
+/** What the publish needs: the staged records, and the time every order of the import gets. */
+interface Import extends Staged {
+  readonly now: string;
+}
+
+/**
+ * Stages the records in file order. A repeated id is the error of the record that repeats it,
+ * found as it is staged: while the ids rise (as in most files) no record can repeat an earlier
+ * one, so the unique index that finds a repeat is made only when an id does not rise.
+ */
+async function stage(db: Database.Database, records: Iterable<ImportRecord> | AsyncIterable<ImportRecord>): Promise<Staged> {
   const insert = db.prepare(
-    `INSERT INTO ${STAGING} (idx, id, pet_id, quantity, ship_date, complete, status, created_at, shipped_at, ship_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO ${STAGING} (idx, id, pet_id, quantity, ship_date, complete, status, ship_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const firstWithId = db.prepare<[number], { idx: number }>(`SELECT idx FROM ${STAGING} WHERE id = ?`);
   let index = 0;
+  let largest = -Infinity;
+  let ascending = true;
   // Only the temp database is written here, so this transaction takes no lock on the main file.
   db.exec('BEGIN');
   try {
     for await (const record of records) {
+      if (ascending && record.id !== undefined) {
+        if (record.id > largest) largest = record.id;
+        else {
+          db.exec(`CREATE UNIQUE INDEX temp.import_staging_id ON import_staging (id)`);
+          ascending = false;
+        }
+      }
       try {
-        const status = record.status ?? 'pending';
         insert.run(
           index,
           record.id ?? null,
@@ -82,9 +102,7 @@ async function stage(db: Database.Database, records: Iterable<ImportRecord> | As
           record.quantity,
           record.shipDate,
           record.complete ? 1 : 0,
-          status,
-          now,
-          status === 'shipped' ? now : null,
+          record.status ?? 'pending',
           instantKey(record.shipDate),
         );
       } catch (err) {
@@ -97,7 +115,7 @@ async function stage(db: Database.Database, records: Iterable<ImportRecord> | As
       index += 1;
     }
     db.exec('COMMIT');
-    return index;
+    return { count: index, ascending };
   } catch (err) {
     if (db.inTransaction) db.exec('ROLLBACK');
     throw translate(err);
@@ -106,27 +124,32 @@ async function stage(db: Database.Database, records: Iterable<ImportRecord> | As
 
 const COLUMNS = 'pet_id, quantity, ship_date, complete, status, created_at, shipped_at, cancelled_at, ship_at';
 
+/** A staged record's columns as an order's (COLUMNS), `$n` and `$n+1` being the import's time. */
+const AS_ORDER = (n: number): string =>
+  `pet_id, quantity, ship_date, complete, status, $${n}, CASE status WHEN 'shipped' THEN $${n + 1} END, NULL, ship_at`;
+
 /**
  * The checks and numbering of the publish (settleSteps, in ../publish.ts), on the staging table,
- * moving the records into ${SETTLED}. The orders' times were set as the records were staged.
+ * moving the records into `into` with the import's time, in id order.
  */
-const SETTLE_SQL: PublishSql = {
-  firstTaken: { text: `SELECT s.idx, s.id FROM ${STAGING} s JOIN main.orders o ON o.id = s.id ORDER BY s.idx LIMIT 1`, values: [] },
-  largestId: {
-    text: `SELECT max(id) AS id FROM (SELECT max(id) AS id FROM main.orders UNION ALL SELECT max(id) FROM ${STAGING})`,
-    values: [],
-  },
-  unassignable: (offset) => ({ text: `SELECT idx FROM ${STAGING} WHERE id IS NULL ORDER BY idx LIMIT 1 OFFSET $1`, values: [offset] }),
-  moveWithIds: {
-    text: `INSERT INTO ${SETTLED} (id, ${COLUMNS}) SELECT id, ${COLUMNS} FROM ${STAGING} WHERE id IS NOT NULL ORDER BY id`,
-    values: [],
-  },
-  moveWithoutIds: (largest) => ({
-    text: `INSERT INTO ${SETTLED} (id, ${COLUMNS})
-           SELECT $1 + row_number() OVER (ORDER BY idx), ${COLUMNS} FROM ${STAGING} WHERE id IS NULL ORDER BY idx`,
-    values: [largest],
-  }),
-};
+function settleSql(into: string, { now, ascending }: Import): PublishSql {
+  return {
+    firstTaken: statement(`SELECT s.idx, s.id FROM ${STAGING} s JOIN main.orders o ON o.id = s.id ORDER BY s.idx LIMIT 1`),
+    largestId: statement(`SELECT max(id) AS id FROM (SELECT max(id) AS id FROM main.orders UNION ALL SELECT max(id) FROM ${STAGING})`),
+    unassignable: (offset) => statement(`SELECT idx FROM ${STAGING} WHERE id IS NULL ORDER BY idx LIMIT 1 OFFSET $1`, [offset]),
+    moveWithIds: statement(
+      // Ids that rose through the file are in id order already: no sort.
+      `INSERT INTO ${into} (id, ${COLUMNS}) SELECT id, ${AS_ORDER(1)} FROM ${STAGING} WHERE id IS NOT NULL ORDER BY ${ascending ? 'idx' : 'id'}`,
+      [now, now],
+    ),
+    moveWithoutIds: (largest) =>
+      statement(
+        `INSERT INTO ${into} (id, ${COLUMNS})
+         SELECT $1 + row_number() OVER (ORDER BY idx), ${AS_ORDER(2)} FROM ${STAGING} WHERE id IS NULL ORDER BY idx`,
+        [largest, now, now],
+      ),
+  };
+}
 
 /**
  * The move into `orders`. The twin has the same columns, CHECKs and indexes, so SQLite copies each
@@ -163,9 +186,9 @@ const WAIT_MS = 100;
  * Publishes the staged records. Everything that takes time is done before the write lock: the
  * checks against the orders and the ids (settleSteps), and the copies into twins of `orders` that
  * check every row and index it. An import of more than a slice whose span of ids holds no order's
- * (every import without ids) is then published a slice per short write transaction, hidden until
- * the last (publishSlices), so that a running server's cancels never wait for more than a slice.
- * Any other is moved in one transaction, with the twin indexed as `orders` is, so that SQLite
+ * (every import without ids) into a store that has orders is then published a slice per short
+ * write transaction, hidden until the last (publishSlices), so that a running server's cancels
+ * never wait for more than a slice. Any other is moved in one transaction, with the twin indexed as `orders` is, so that SQLite
  * copies records and index entries as they are. One import publishes at a time: another waits.
  *
  * The checks hold unless another import added orders in between: then the largest id has moved
@@ -173,19 +196,28 @@ const WAIT_MS = 100;
  * way the move is undone and everything is done again under the lock, in one transaction, so the
  * rules and the errors are those of an import that ran alone.
  */
-async function publish(db: Database.Database, count: number, options: PublishOptions): Promise<number> {
+async function publish(db: Database.Database, staged: Import, options: PublishOptions): Promise<number> {
+  const { count } = staged;
   const sliceRows = options.sliceRows ?? SLICE_ROWS;
   const largest = db.prepare<[], number | null>(LARGEST_ORDER_SQL).pluck();
   for (;;) {
     await publishedOrRemoved(db, options);
     const seen = largest.get() ?? null;
-    settle(db, count);
-    const range = db
-      .prepare<[], { first: number | null; last: number | null }>(`SELECT min(id) AS first, max(id) AS last FROM ${SETTLED}`)
-      .get();
-    const span = range?.first == null || range.last == null ? undefined : { from: range.first, to: range.last };
+    // Into a store without orders no cancel can be waiting for the lock: the records are settled
+    // straight into the twin, and moved in one transaction, which copies index pages whole into
+    // the empty table instead of entry by entry.
+    const empty = seen === null;
+    let span: Span | undefined;
+    if (empty) twinOfStaged(db, staged);
+    else {
+      settle(db, staged);
+      const range = db
+        .prepare<[], { first: number | null; last: number | null }>(`SELECT min(id) AS first, max(id) AS last FROM ${SETTLED}`)
+        .get();
+      span = range?.first == null || range.last == null ? undefined : { from: range.first, to: range.last };
+    }
     const sliced = span !== undefined && count > sliceRows && noOrderWithin(db, span);
-    if (!sliced) twinOfSettled(db, TWIN);
+    if (!sliced && !empty) twinOfSettled(db, TWIN);
     let begun: Publishing;
     try {
       const outcome = db
@@ -193,7 +225,7 @@ async function publish(db: Database.Database, count: number, options: PublishOpt
           if (publishingNow(db) !== undefined) return 'wait';
           if ((largest.get() ?? null) !== seen) throw new OrdersMoved();
           if (sliced) {
-            if (!noOrderWithin(db, span)) throw new OrdersMoved();
+            if (span === undefined || !noOrderWithin(db, span)) throw new OrdersMoved();
             return startPublishing(db, span, options);
           }
           return move(db, count);
@@ -207,7 +239,7 @@ async function publish(db: Database.Database, count: number, options: PublishOpt
       const outcome = db
         .transaction((): number | 'wait' => {
           if (publishingNow(db) !== undefined) return 'wait';
-          settle(db, count);
+          settle(db, staged);
           twinOfSettled(db, TWIN);
           return move(db, count);
         })
@@ -373,10 +405,22 @@ async function removeHidden(db: Database.Database, publishing: Publishing, optio
 }
 
 /** Settles the staged records (settleSteps) into a fresh ${SETTLED}: the columns of `orders`, checking nothing yet. */
-function settle(db: Database.Database, count: number): void {
+function settle(db: Database.Database, staged: Import): void {
   db.exec(`DROP TABLE IF EXISTS ${SETTLED}`);
   db.exec(`CREATE TABLE ${SETTLED} (id INTEGER PRIMARY KEY, ${COLUMNS})`);
-  drive(settleSteps(SETTLE_SQL, count), sqliteConnection(db));
+  drive(settleSteps(settleSql(SETTLED, staged), staged.count), sqliteConnection(db));
+}
+
+/**
+ * Settles the staged records (settleSteps) straight into a fresh twin of `orders` (TWIN), each
+ * checked by its CHECKs as it goes in, then indexes it as `orders` is.
+ */
+function twinOfStaged(db: Database.Database, staged: Import): void {
+  const { table, indexes } = twinOfOrders(db, TWIN);
+  db.exec(`DROP TABLE IF EXISTS ${READY}`);
+  db.exec(table);
+  drive(settleSteps(settleSql(READY, staged), staged.count), sqliteConnection(db));
+  for (const index of indexes) db.exec(index);
 }
 
 /**
