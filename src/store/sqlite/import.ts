@@ -416,11 +416,7 @@ function settle(db: Database.Database, staged: Import): void {
  * checked by its CHECKs as it goes in, then indexes it as `orders` is.
  */
 function twinOfStaged(db: Database.Database, staged: Import): void {
-  const { table, indexes } = twinOfOrders(db, TWIN);
-  db.exec(`DROP TABLE IF EXISTS ${READY}`);
-  db.exec(table);
-  drive(settleSteps(settleSql(READY, staged), staged.count), sqliteConnection(db));
-  for (const index of indexes) db.exec(index);
+  freshTwin(db, TWIN, () => drive(settleSteps(settleSql(READY, staged), staged.count), sqliteConnection(db)));
 }
 
 /**
@@ -431,12 +427,19 @@ function twinOfStaged(db: Database.Database, staged: Import): void {
  * copies, so that a row no CHECK would pass is never left out unchecked.
  */
 function twinOfSettled(db: Database.Database, name: string, slice?: { from: number; until: number | null }): void {
+  const bounds = slice === undefined ? [] : slice.until === null ? [slice.from] : [slice.from, slice.until];
+  const where = ['', 'WHERE id >= ?', 'WHERE id >= ? AND id < ?'][bounds.length];
+  freshTwin(db, name, () =>
+    db.prepare(`INSERT INTO temp.${name} (id, ${COLUMNS}) SELECT id, ${COLUMNS} FROM ${SETTLED} ${where} ORDER BY id`).run(...bounds),
+  );
+}
+
+/** Makes the twin `name` of `orders` afresh, fills it (its CHECKs check every row), then indexes it as `orders` is. */
+function freshTwin(db: Database.Database, name: string, fill: () => unknown): void {
   const { table, indexes } = twinOfOrders(db, name);
   db.exec(`DROP TABLE IF EXISTS temp.${name}`);
   db.exec(table);
-  const bounds = slice === undefined ? [] : slice.until === null ? [slice.from] : [slice.from, slice.until];
-  const where = ['', 'WHERE id >= ?', 'WHERE id >= ? AND id < ?'][bounds.length];
-  db.prepare(`INSERT INTO temp.${name} (id, ${COLUMNS}) SELECT id, ${COLUMNS} FROM ${SETTLED} ${where} ORDER BY id`).run(...bounds);
+  fill();
   for (const index of indexes) db.exec(index);
 }
 
