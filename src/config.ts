@@ -70,11 +70,11 @@ export class ConfigError extends Error {
 /** Reads the environment once, checks every value, and returns a frozen config. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: ConfigOverrides = {}): Config {
   const databaseUrl = nonEmpty(env.PETSTORE_DATABASE_URL);
-  if (databaseUrl !== undefined && storeKindOf(databaseUrl) !== 'PostgreSQL') {
+  if (databaseUrl !== undefined && storeKindOf(databaseUrl)?.name !== 'PostgreSQL') {
     throw new ConfigError('PETSTORE_DATABASE_URL must be a postgres:// or postgresql:// URL');
   }
   const dbPath = sqliteFile(overrides.dbPath ?? nonEmpty(env.PETSTORE_DB) ?? path.join('data', 'petstore.db'));
-  if (storeKindOf(dbPath) !== 'SQLite') {
+  if (storeKindOf(dbPath)?.name !== 'SQLite') {
     const name = overrides.dbPath !== undefined ? '--db' : 'PETSTORE_DB';
     throw new ConfigError(
       `${name} is the path of a SQLite file, not a URL, got "${dbPath.replace(/\/\/[^@/]*@/, '//…@')}": to use PostgreSQL, set PETSTORE_DATABASE_URL=postgres://…`,

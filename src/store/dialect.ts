@@ -7,8 +7,6 @@ import { andThen, type MaybePromise } from '../maybe-promise';
  * src/store/README.md for what a new dialect implements and which suite proves it.
  */
 export interface Dialect {
-  /** As logs and errors name it. */
-  readonly name: string;
   /** A shared statement's text, written with `$1, $2, …`, as this database takes placeholders. */
   placeholders(sql: string): string;
   /** The DDL pieces the shared schema (./sql.ts) is written with. */

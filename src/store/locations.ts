@@ -3,7 +3,7 @@ import type { Logger } from '../logger';
 import type { Store } from './types';
 
 /** One kind of store a location can name. */
-interface StoreKind {
+export interface StoreKind {
   /** As logs and errors name it. */
   readonly name: string;
   /** Whether the location is one of this kind's forms. */
@@ -16,7 +16,7 @@ interface StoreKind {
  * The stores, by the form of their location; the first that matches opens it. A new dialect adds
  * its entry here (and its folder beside sqlite/ and postgres/: see src/store/README.md).
  */
-export const STORE_KINDS: readonly StoreKind[] = [
+const STORE_KINDS: readonly StoreKind[] = [
   {
     name: 'PostgreSQL',
     matches: (location) => /^postgres(ql)?:\/\//i.test(location),
@@ -49,6 +49,6 @@ export function sqliteFile(location: string): string {
 }
 
 /** The kind of store a location names, or undefined for a scheme no store has. */
-export function storeKindOf(location: string): string | undefined {
-  return STORE_KINDS.find((kind) => kind.matches(location))?.name;
+export function storeKindOf(location: string): StoreKind | undefined {
+  return STORE_KINDS.find((kind) => kind.matches(location));
 }

@@ -1,6 +1,6 @@
 import type { Config } from '../config';
 import type { Logger } from '../logger';
-import { STORE_KINDS } from './locations';
+import { storeKindOf } from './locations';
 import type { PostgresStoreOptions } from './postgres/store';
 import type { Store } from './types';
 
@@ -15,7 +15,7 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
 /** Opens the store the config names: PETSTORE_DATABASE_URL when it is set, else the SQLite file. */
 export async function openStore(config: Config, logger?: Logger): Promise<Store> {
   const location = config.databaseUrl ?? config.dbPath;
-  const kind = STORE_KINDS.find((each) => each.matches(location));
+  const kind = storeKindOf(location);
   // config.ts refuses a location no store opens, so this is a store's own mistake.
   if (kind === undefined) throw new Error(`no store opens ${storeLocation(config)}`);
   return kind.open(location, config, logger);

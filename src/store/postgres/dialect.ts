@@ -9,7 +9,6 @@ const MONTH_DAYS = '312931303130313130313031';
 
 /** PostgreSQL, through pg: `$n` placeholders as written, regular expressions, and no year 0 in its own dates. */
 export const postgresDialect: Dialect = {
-  name: 'PostgreSQL',
   placeholders: (sql) => sql,
   ddl: {
     integer: 'BIGINT',

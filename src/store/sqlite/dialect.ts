@@ -6,7 +6,6 @@ import { sqliteCode, translate } from './errors';
 
 /** SQLite, through better-sqlite3: positional `?`, STRICT tables, GLOB, and its own date(). */
 export const sqliteDialect: Dialect = {
-  name: 'SQLite',
   placeholders: sqlitePlaceholders,
   ddl: {
     integer: 'INTEGER',
