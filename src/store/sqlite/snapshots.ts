@@ -2,12 +2,9 @@ import Database from 'better-sqlite3';
 import type { OrderSnapshot } from '../types';
 import { guard, storeClosed, translate } from './errors';
 import { etagOf, rowToRecord } from '../core';
-import { BEFORE_FIRST_ID, storeSql, type OrderRow } from '../sql';
+import { BEFORE_FIRST_ID, type OrderRow } from '../sql';
 import { sqlitePlaceholders } from './dialect';
-import { PUBLISHED } from './rows';
-
-/** The shared statements, on the orders the store shows (PUBLISHED). */
-const SQL = storeSql(PUBLISHED);
+import { SQL } from './rows';
 
 interface Reader {
   db: Database.Database;

@@ -14,17 +14,14 @@ import type {
 } from '../types';
 import { errorMessage, StoreBusyError, StoreUnavailableError } from '../../errors';
 import { cancelOutcome, cursorSecretOf, etagOf, keyCreationError, prefetched, rowToRecord, shipOutcome, timestamp as now } from '../core';
-import { BEFORE_FIRST_ID, storeSql, type OrderRow } from '../sql';
+import { BEFORE_FIRST_ID, type OrderRow } from '../sql';
 import { sqliteDialect, sqlitePlaceholders } from './dialect';
 import { guard, storeClosed } from './errors';
 import { importThroughStaging } from './import';
 import { migrate } from './migrations';
-import { PUBLISHED } from './rows';
+import { SQL } from './rows';
 import { GroupCommit } from './group-commit';
 import { ReaderPool } from './snapshots';
-
-/** The shared statements, on the orders this store shows (PUBLISHED). */
-const SQL = storeSql(PUBLISHED);
 
 /** Options for the SQLite store. */
 export interface SqliteStoreOptions {
