@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { loadDocument } from '../src/contract/document';
 import { ImportError, compileImportValidator, importOrders } from '../src/orders';
 import { eachStore } from './helpers/store-suite';
@@ -143,6 +144,22 @@ eachStore((s) => {
     expect(await s.rows()).toEqual([]);
   });
 
+  test('a repeat and a record the contract refuses close together: the repeat, which comes first, is the error', async () => {
+    const records: object[] = [1, 2, 3, 2].map((id) => ({ ...good, id }));
+    records.push({ ...good, id: 9, quantity: 0 });
+
+    await expect(importOrders(s.store, validate, JSON.stringify(records))).rejects.toThrow('record 3: id 2 repeats the id of record 1');
+    expect(await s.rows()).toEqual([]);
+  });
+
+  test('a repeat in the middle of a long run of rising ids names the record that repeats', async () => {
+    const records = Array.from({ length: 100 }, (_, i) => ({ ...good, id: i + 1 }));
+    records[70] = { ...good, id: 69 };
+
+    await expect(importOrders(s.store, validate, JSON.stringify(records))).rejects.toThrow('record 70: id 69 repeats the id of record 68');
+    expect(await s.rows()).toEqual([]);
+  });
+
   test('a record the store itself refuses writes nothing, whatever characters it holds', async () => {
     // Past the validator (the store's own callers), a value with tabs, newlines and backslashes
     // must reach the store as one value, and its checks refuse it whole.
@@ -171,11 +188,15 @@ eachStore((s) => {
     expect(await s.rows()).toEqual([]);
   });
 
-  test('progress is reported after every record', async () => {
+  test('progress is reported as the file is read, with how many records have been read', async () => {
     const seen: number[] = [];
+    const record = JSON.stringify(good);
+    // Three chunks: the first completes one record, the second two more, the third the last one.
+    const chunks = [`[${record},${record.slice(0, 10)}`, `${record.slice(10)},${record},${record.slice(0, 5)}`, `${record.slice(5)}]`];
 
-    await importOrders(s.store, validate, JSON.stringify([good, good, good]), (n) => seen.push(n));
+    await importOrders(s.store, validate, Readable.from(chunks), (n) => seen.push(n));
 
-    expect(seen).toEqual([1, 2, 3]);
+    expect(seen).toEqual([1, 3, 4]);
+    expect(await s.rows()).toHaveLength(4);
   });
 });

@@ -12,6 +12,8 @@ async function elements(text: string, size: number): Promise<unknown[]> {
 const records = [
   { id: 1, note: 'a "quoted" ] and a , comma', nested: { list: [1, [2, 3]], empty: {} } },
   'a string with \\" and \\\\',
+  'a backslash at the end \\',
+  { '\\': '\\\\\\"]}' },
   42,
   -0.5e3,
   true,
@@ -49,6 +51,7 @@ describe('jsonArrayBatches', () => {
     ['an object', '{"id": 1}', 'the file must hold a JSON array of orders'],
     ['nothing at all', '  ', 'the file is empty: it must hold a JSON array of orders'],
     ['a broken element', '[{"id": 1}, {"id": }]', 'record 1: '],
+    ['a broken element among good ones in one chunk', '[1, 2, {"id": }, 4, 5]', 'record 2: '],
     ['a missing comma', '[{"id": 1} {"id": 2}]', 'record 0: '],
     ['a trailing comma', '[{"id": 1},]', 'record 1: a value is missing before "]"'],
     ['a leading comma', '[,{"id": 1}]', 'record 0: a value is missing before ","'],

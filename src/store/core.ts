@@ -3,6 +3,8 @@ import {
   DuplicateKeyNameError,
   StoreInvariantError,
   type CancelOutcome,
+  type ImportRecord,
+  type ImportRecords,
   type OrderRecord,
   type OrderSnapshot,
   type OrderStatus,
@@ -12,7 +14,7 @@ import type { Dialect } from './dialect';
 import type { OrderRow } from './sql';
 
 // What every store does the same way, apart from its SQL (./sql.ts): the mapping of rows to
-// records, the list's ETag and first-page prefetch, the outcomes of a move, the cursor secret.
+// records, the list's ETag and first-page prefetch, the outcomes of a move, the cursor secret, an import's batches.
 
 /** The time every write records, as the stores write it. */
 export const timestamp = (): string => new Date().toISOString();
@@ -87,4 +89,13 @@ export async function cursorSecretOf(query: (sql: string, value?: string) => Pro
   }
   if (secret == null) throw new StoreInvariantError('the store has no cursor secret');
   return Buffer.from(secret, 'hex');
+}
+
+/** The records of an import a batch at a time, however they come. */
+export async function* importBatches(records: ImportRecords): AsyncGenerator<readonly ImportRecord[]> {
+  if (Array.isArray(records)) {
+    yield records;
+    return;
+  }
+  for await (const item of records) yield Array.isArray(item) ? item : [item];
 }

@@ -1,5 +1,16 @@
 export type { OrderSnapshot } from './types';
-export type { Store, ImportRecord, KeyInfo, CancelOutcome, ShipOutcome, OrderRecord, OrderStatus, OrderFilter, PageRequest } from './types';
+export type {
+  Store,
+  ImportRecord,
+  ImportRecords,
+  KeyInfo,
+  CancelOutcome,
+  ShipOutcome,
+  OrderRecord,
+  OrderStatus,
+  OrderFilter,
+  PageRequest,
+} from './types';
 export { DuplicateKeyNameError, ImportConflictError, StoreInvariantError } from './types';
 export { MigrationRefusedError, SchemaTooNewError } from './migration';
 export { openSqliteStore } from './sqlite/store';

@@ -98,10 +98,10 @@ export interface Store {
   shipOrder(id: number): Promise<ShipOutcome>;
   /**
    * Inserts every record, or none if any record fails (the iterable may throw to abort).
-   * Records are consumed one at a time, so an import of any size runs in bounded memory.
-   * Returns how many were inserted.
+   * Records are consumed as they come, a record or a batch at a time, so an import of any size
+   * runs in bounded memory. Returns how many were inserted.
    */
-  importOrders(records: Iterable<ImportRecord> | AsyncIterable<ImportRecord>): Promise<number>;
+  importOrders(records: ImportRecords): Promise<number>;
   /** Whether an order that has not been cancelled refers to this pet. */
   petExists(petId: number): Promise<boolean>;
   /** Stores a new key's hash under a unique name; throws DuplicateKeyNameError when the name is taken. */
@@ -138,6 +138,12 @@ export type ImportConflict = { kind: 'repeated_id'; id: number; first: number } 
  * An import record that the store refused; `index` is its position in the file. Every store
  * raises the same kinds with the same words: the message is made here, once.
  */
+/**
+ * The records of an import, in file order: one at a time, or a batch at a time (as a file is read,
+ * which spares a wait per record).
+ */
+export type ImportRecords = Iterable<ImportRecord> | AsyncIterable<ImportRecord | readonly ImportRecord[]>;
+
 export class ImportConflictError extends Error {
   override name = 'ImportConflictError';
   /** The record's field the refusal is about. */

@@ -2,9 +2,10 @@ import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import type { PoolClient } from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
+import { importBatches } from '../core';
 import { drive } from '../dialect';
 import { publishSteps, type PublishSql } from '../publish';
-import { ImportConflictError, type ImportRecord } from '../types';
+import { ImportConflictError, type ImportRecords } from '../types';
 import { postgresConnection } from './dialect';
 
 const IMPORT_LOCK = 0x70657473696d7074n; // "petsimpt": one import publishes at a time
@@ -15,11 +16,7 @@ const IMPORT_LOCK = 0x70657473696d7074n; // "petsimpt": one import publishes at 
  * Records with an id go in first; records without one then get the next ids after the largest,
  * in file order. Any failure rolls everything back. The same rules and messages as SQLite's.
  */
-export async function importIntoPostgres(
-  client: PoolClient,
-  records: Iterable<ImportRecord> | AsyncIterable<ImportRecord>,
-  now: string,
-): Promise<number> {
+export async function importIntoPostgres(client: PoolClient, records: ImportRecords, now: string): Promise<number> {
   await client.query('BEGIN');
   try {
     // The pool's statement timeout bounds a request's statements; the COPY lasts as long as the
@@ -56,7 +53,7 @@ const COPY_CHUNK = 64 * 1024;
  * could not give ends the COPY with what came before it, so that an earlier repeat is still the
  * error reported first.
  */
-async function stage(client: PoolClient, records: Iterable<ImportRecord> | AsyncIterable<ImportRecord>): Promise<number> {
+async function stage(client: PoolClient, records: ImportRecords): Promise<number> {
   const copy = client.query(copyFrom('COPY import_staging (idx, id, pet_id, quantity, ship_date, complete, status) FROM STDIN'));
   const copied = finished(copy);
   // Until the COPY is awaited, a failure of the stream would otherwise be an unhandled rejection.
@@ -74,9 +71,11 @@ async function stage(client: PoolClient, records: Iterable<ImportRecord> | Async
   // it is once the COPY has ended.
   let unreadable: { error: unknown } | undefined;
   try {
-    for await (const record of records) {
-      chunk += `${staged}\t${record.id ?? '\\N'}\t${record.petId}\t${record.quantity}\t${copyText(record.shipDate)}\t${record.complete ? 't' : 'f'}\t${copyText(record.status ?? 'pending')}\n`;
-      staged += 1;
+    for await (const batch of importBatches(records)) {
+      for (const record of batch) {
+        chunk += `${staged}\t${record.id ?? '\\N'}\t${record.petId}\t${record.quantity}\t${copyText(record.shipDate)}\t${record.complete ? 't' : 'f'}\t${copyText(record.status ?? 'pending')}\n`;
+        staged += 1;
+      }
       if (chunk.length >= COPY_CHUNK) await flush();
     }
   } catch (err) {

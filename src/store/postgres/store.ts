@@ -7,7 +7,7 @@ import { BEFORE_FIRST_ID, statusSql, storeSql, type OrderRow } from '../sql';
 import {
   StoreInvariantError,
   type CancelOutcome,
-  type ImportRecord,
+  type ImportRecords,
   type KeyInfo,
   type OrderRecord,
   type OrderSnapshot,
@@ -199,7 +199,7 @@ class PostgresStore implements Store {
     return { moved: row.moved === 1, status: row.status };
   }
 
-  async importOrders(records: Iterable<ImportRecord> | AsyncIterable<ImportRecord>): Promise<number> {
+  async importOrders(records: ImportRecords): Promise<number> {
     const client = await guardPg(() => this.pool.connect());
     let broken = false;
     try {

@@ -3,7 +3,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import type {
   CancelOutcome,
-  ImportRecord,
+  ImportRecords,
   KeyInfo,
   OrderRecord,
   OrderSnapshot,
@@ -274,7 +274,7 @@ class SqliteStore implements Store {
     );
   }
 
-  async importOrders(records: Iterable<ImportRecord> | AsyncIterable<ImportRecord>): Promise<number> {
+  async importOrders(records: ImportRecords): Promise<number> {
     // The staging transaction stays open while the records stream in, so it must not share the
     // connection that serves cancels and lists in the meantime.
     const importer = this.write(() => this.openImporter());
