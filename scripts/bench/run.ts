@@ -10,6 +10,7 @@ import { openPostgresStore, openSqliteStore, type ImportRecord } from '../../src
 import { bigDownload, median, peakRss, quantile, startServer, throughput, type Server } from './measure';
 import { pageRuns } from './pages';
 import { postgresProblem, postgresRuns, withScratchDatabases } from './postgres';
+import { checkPerformancePage, writeLatestRun } from './report';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -70,7 +71,12 @@ interface Scenario {
   fresh?: boolean;
 }
 
+/** Where a full run is written, between its markers. */
+const PERFORMANCE_PAGE = path.join(ROOT, 'docs', 'performance.md');
+
 async function main(): Promise<void> {
+  // A full run rewrites the performance page: its markers are checked first, so a long run is never lost.
+  if (ONLY === undefined) checkPerformancePage(PERFORMANCE_PAGE);
   process.stderr.write(`preparing data in ${work}\n`);
   if (ONLY === PAGES) {
     process.stdout.write(`${(await v2Pages()).join('\n')}\n`);
@@ -244,6 +250,8 @@ async function main(): Promise<void> {
     `Machine: ${os.cpus().length} × ${os.cpus()[0]?.model.trim()}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}`,
   );
   process.stdout.write(`${lines.join('\n')}\n`);
+  writeLatestRun(lines.join('\n'), PERFORMANCE_PAGE);
+  process.stderr.write(`written between the markers of ${PERFORMANCE_PAGE}\n`);
 }
 
 /** BENCH_ONLY's value that runs only v2's pages, on a store of BIG orders made for them. */

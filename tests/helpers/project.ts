@@ -21,6 +21,9 @@ const PROJECT_FILES = [
   '.prettierignore',
   'jest.config.js',
   'CHANGELOG.md',
+  'README.md',
+  'docs',
+  '.remarkrc.json',
 ];
 
 /** A copy of the project in `dir`, sharing this one's node_modules, as a contributor's checkout would be. */
