@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { cli, serve, seedWithCli } from './helpers/cli';
@@ -228,17 +229,29 @@ describe('serve', () => {
     await expect(server.exited).resolves.toBe(0);
   });
 
-  test('--demo seeds an empty store and prints a key and a curl line that work; later runs print no key', async () => {
+  test('--demo seeds an empty store and prints a key and curl lines that work pasted into a shell; later runs print no key', async () => {
     const first = await serve(db, ['--demo']);
     await first.printed('API reference', 'stdout');
-    const curl = /curl -i -H 'Authorization: Bearer (pso_[^']+)' (\S+)/.exec(first.stdout());
+    try {
+      const lines = first
+        .stdout()
+        .split('\n')
+        .filter((line) => line.trimStart().startsWith('curl '));
 
-    expect(curl).not.toBeNull();
-    const res = await fetch(curl![2]!, { headers: { Authorization: `Bearer ${curl![1]}` } });
-    expect(res.status).toBe(200);
-    expect(((await res.json()) as unknown[]).length).toBeGreaterThan(0);
-    first.child.kill('SIGTERM');
-    await first.exited;
+      expect(lines).toHaveLength(2);
+      // As someone new would: each line pasted into a shell as it is printed.
+      const [v2, v1] = lines.map((line) => {
+        const output = execFileSync('sh', ['-c', `${line} --silent --show-error`], { encoding: 'utf8' });
+        const [head = '', body = ''] = output.split('\r\n\r\n');
+        return { status: head.split(' ')[1], body: JSON.parse(body) as unknown };
+      });
+      expect(v2).toMatchObject({ status: '200', body: { orders: [{ status: 'pending' }, { status: 'pending' }] } });
+      expect(v1!.status).toBe('200');
+      expect(Array.isArray(v1!.body) && v1!.body.length > 2).toBe(true);
+    } finally {
+      first.child.kill('SIGTERM');
+      await first.exited;
+    }
 
     const second = await serve(db, ['--demo']);
     await second.printed('API reference', 'stdout');

@@ -362,8 +362,9 @@ function demoBanner(url: string, dbPath: string, key: string | null): string {
     lines.push(
       `Demo API key (shown only this once): ${key}`,
       ``,
-      `Try it:`,
-      `  curl -i -H 'Authorization: Bearer ${key}' ${url}/v1/store/orders`,
+      `Try it (v2, a page of two pending orders; then v1, every order):`,
+      `  curl -i -H 'Authorization: Bearer ${key}' '${url}/v2/store/orders?status=pending&limit=2'`,
+      `  curl -i -H 'Authorization: Bearer ${key}' '${url}/v1/store/orders'`,
     );
   }
   lines.push(`API reference: ${url}/docs   (the document itself: ${url}/v1/openapi.json)`, ``);
