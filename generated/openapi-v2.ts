@@ -33,7 +33,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Read one order
+         * @description Returns the order as it is now, its status included. A cancelled order is gone for
+         *     clients, as it is from every list: it gets `404`, like an id no order ever had.
+         *     The response carries a weak `ETag` that changes whenever the order does (when it
+         *     ships). Send it back in `If-None-Match` to get `304 Not Modified`, with no body,
+         *     while the order has not changed.
+         */
+        get: operations["getOrderById"];
         put?: never;
         post?: never;
         /**
@@ -211,7 +219,7 @@ export interface components {
     };
     parameters: {
         /**
-         * @description Identifier of the order to cancel. Only the plain decimal form of an integer
+         * @description Identifier of the order. Only the plain decimal form of an integer
          *     is accepted (`42`, `-7`); forms such as `042`, `+42`, `4.2e1` or `0x2a`, and
          *     values beyond ±9007199254740991, are a `400`.
          * @example 42
@@ -220,6 +228,11 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /**
+         * @description A weak validator of one order as it is now; it changes whenever the order does.
+         * @example W/"Yl3Hc5n1K2vXy8Q0aBcDeF"
+         */
+        ETag: string;
         /**
          * @description The bearer challenge (RFC 6750). `error="invalid_token"` is added when a key was sent but refused.
          * @example Bearer realm="petstore-orders", error="invalid_token"
@@ -296,13 +309,87 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getOrderById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description An `ETag` from an earlier response for this order (or several, comma-separated, or `*`). If it still matches, the answer is `304` with no body.
+                 * @example W/"Yl3Hc5n1K2vXy8Q0aBcDeF"
+                 */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /**
+                 * @description Identifier of the order. Only the plain decimal form of an integer
+                 *     is accepted (`42`, `-7`); forms such as `042`, `+42`, `4.2e1` or `0x2a`, and
+                 *     values beyond ±9007199254740991, are a `400`.
+                 * @example 42
+                 */
+                orderId: components["parameters"]["orderId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The order. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 42,
+                     *       "petId": 101,
+                     *       "quantity": 1,
+                     *       "shipDate": "2026-12-01T09:30:00Z",
+                     *       "complete": false,
+                     *       "status": "pending"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            /** @description The order has not changed since the response whose `ETag` was sent in `If-None-Match`. There is no body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description No pending or shipped order has this id (it never existed, or it was cancelled). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "order_not_found",
+                     *       "message": "Order 42 was not found",
+                     *       "status": 404
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     cancelOrder: {
         parameters: {
             query?: never;
             header?: never;
             path: {
                 /**
-                 * @description Identifier of the order to cancel. Only the plain decimal form of an integer
+                 * @description Identifier of the order. Only the plain decimal form of an integer
                  *     is accepted (`42`, `-7`); forms such as `042`, `+42`, `4.2e1` or `0x2a`, and
                  *     values beyond ±9007199254740991, are a `400`.
                  * @example 42

@@ -12,5 +12,6 @@ export {
   type OrdersClient,
   type OrdersClientOptions,
   type ListResult,
+  type OrderResult,
   type Deprecation,
 } from './client';

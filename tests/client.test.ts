@@ -104,6 +104,23 @@ eachStore((s) => {
       expect(requests).toBe(1);
     });
 
+    test('v2 reads one order, answers not modified for its ETag, and a cancelled one is the typed 404', async () => {
+      await s.store.importOrders([order({ id: 1, petId: 7 }), order({ id: 2 })]);
+
+      const read = await client.v2.getOrder(1);
+      expect(read).toMatchObject({ notModified: false, order: { id: 1, petId: 7, status: 'pending' } });
+      const etag = read.etag!;
+      await expect(client.v2.getOrder(1, { ifNoneMatch: etag })).resolves.toEqual({ notModified: true, etag });
+      await s.store.shipOrder(1);
+      await expect(client.v2.getOrder(1, { ifNoneMatch: etag })).resolves.toMatchObject({
+        notModified: false,
+        order: { status: 'shipped' },
+      });
+
+      await client.v2.cancelOrder(2);
+      await expect(client.v2.getOrder(2)).rejects.toMatchObject({ status: 404, code: 'order_not_found' });
+    });
+
     test('v2 cancels, and refusals surface as the typed Error', async () => {
       await s.store.importOrders([order({ id: 1 }), order({ id: 2, status: 'shipped' })]);
 

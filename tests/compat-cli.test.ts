@@ -22,12 +22,15 @@ function editedFile(name: string, edit: (doc: ReturnType<typeof readDocument>) =
   return file;
 }
 
-test('on this project, the working document matches its release: the check passes', async () => {
+test("on this project: v1 matches its release, and v2's additions since 2.0.0 are additive, bumped to 2.1.0 and announced: the check passes", async () => {
   const result = await cliAsync(['compat']);
 
   expect(result.stdout).toBe(
     'spec/openapi.yaml (1.0.0) against spec/released/1.0.0.yaml (1.0.0): no changes\n' +
-      'spec/openapi-v2.yaml (2.0.0) against spec/released/2.0.0.yaml (2.0.0): no changes\n',
+      'spec/openapi-v2.yaml (2.1.0) against spec/released/2.0.0.yaml (2.0.0): 3 change(s)\n' +
+      'docs      docs-changed  /info/description  [Replaced] document metadata (info.description)\n' +
+      'docs      docs-changed  /paths/~1store~1orders~1{orderId}/delete/parameters/0/description  [Replaced] required path parameter `orderId`\n' +
+      'additive  operation-added  /paths/~1store~1orders~1{orderId}/get  [Added] operation GET /store/orders/{orderId}\n',
   );
   expect(result.status).toBe(0);
 });

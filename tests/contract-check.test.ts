@@ -88,7 +88,7 @@ describe('against a real server', () => {
     expect(result.stdout).toMatch(/FAIL {2}listOrders: 200, every order valid, with an ETag\n {6}expected 200, got 401/);
   });
 
-  test('--api-version v2 checks v2: its document, pages, cursors and refusals, read-only', async () => {
+  test('--api-version v2 checks v2: its document, pages, cursors, one order and refusals, read-only', async () => {
     const before = rowsOf(file);
 
     const result = await contractCheck(['--base-url', `${server.url}/v2`, '--api-key', key, '--api-version', 'v2']);
@@ -105,6 +105,9 @@ describe('against a real server', () => {
       'PASS  listOrders without a key: 401 Error with a Bearer challenge',
       'PASS  listOrders with a wrong key: 401 Error with a Bearer challenge',
       'PASS  cancelOrder of an unknown order: 404 Error',
+      'PASS  getOrderById 1: 200, the order, with an ETag that answers 304 in If-None-Match',
+      'PASS  getOrderById of an unknown order: 404 Error',
+      'PASS  getOrderById with a malformed id: 400 Error',
       'PASS  cancelOrder with a malformed id: 400 Error',
       'PASS  an unknown path: 404 Error',
     ]);

@@ -109,6 +109,15 @@ async function main(): Promise<void> {
       expect: 200,
     },
     {
+      name: 'getOrderById, one order (c=32)',
+      db: small,
+      method: 'GET',
+      path: '/v2/store/orders/500',
+      headers: auth,
+      connections: 32,
+      expect: 200,
+    },
+    {
       name: 'cancelOrder, unknown id: 404 (c=32)',
       db: small,
       method: 'DELETE',

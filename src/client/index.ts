@@ -37,6 +37,9 @@ export class OrdersApiError extends Error {
 /** The list, or word that it has not changed since the ETag given. */
 export type ListResult = { notModified: false; orders: Order[]; etag: string | null } | { notModified: true; etag: string | null };
 
+/** v2's order as it is now, or word that it has not changed since the ETag given. */
+export type OrderResult = { notModified: false; order: V2Order; etag: string | null } | { notModified: true; etag: string | null };
+
 /** The deprecation a response announced (RFC 9745 and RFC 8594 headers). */
 export interface Deprecation {
   deprecation: string | null;
@@ -58,6 +61,11 @@ export interface OrdersClientV2 {
   listOrders(query?: V2ListQuery & { cursor?: string }): Promise<V2OrderPage>;
   /** Cancels a pending order, gone from both versions' lists; OrdersApiError with code `order_already_shipped` (409) or `order_not_found` (404) otherwise. */
   cancelOrder(orderId: number): Promise<void>;
+  /**
+   * One order as it is now, its status included, and its ETag; with `ifNoneMatch`, word that it has
+   * not changed since that ETag. An unknown or cancelled order throws OrdersApiError (404).
+   */
+  getOrder(orderId: number, options?: { ifNoneMatch?: string }): Promise<OrderResult>;
   /** The underlying openapi-fetch client, typed from the v2 document. */
   readonly raw: Client<V2Paths>;
 }
@@ -130,6 +138,15 @@ function createV2(raw: Client<V2Paths>): OrdersClientV2 {
     async cancelOrder(orderId) {
       const { error, response } = await raw.DELETE('/store/orders/{orderId}', { params: { path: { orderId } } });
       if (!response.ok) throw new OrdersApiError(response, error);
+    },
+    async getOrder(orderId, { ifNoneMatch } = {}) {
+      const { data, error, response } = await raw.GET('/store/orders/{orderId}', {
+        params: { path: { orderId }, header: ifNoneMatch === undefined ? undefined : { 'If-None-Match': ifNoneMatch } },
+      });
+      const etag = response.headers.get('etag');
+      if (response.status === 304) return { notModified: true, etag };
+      if (!response.ok || data === undefined) throw new OrdersApiError(response, error);
+      return { notModified: false, order: data, etag };
     },
   };
 }

@@ -105,13 +105,16 @@ export async function checkDeployment(options: DeploymentCheckOptions): Promise<
     });
   }
 
-  await check('cancelOrder of an unknown order: 404 Error', async () => {
-    // The lowest safe id that the list does not hold: an import never assigns it.
-    const held = new Set(listed.map((order) => order.id));
-    let unknown = -Number.MAX_SAFE_INTEGER;
-    while (held.has(unknown)) unknown += 1;
-    return expectAnswer(await call('DELETE', `${prefix}/store/orders/${unknown}`, auth), 404, 'cancelOrder');
-  });
+  // The lowest safe id that the list does not hold: an import never assigns it.
+  const held = new Set(listed.map((order) => order.id));
+  let unknown = -Number.MAX_SAFE_INTEGER;
+  while (held.has(unknown)) unknown += 1;
+
+  await check('cancelOrder of an unknown order: 404 Error', async () =>
+    expectAnswer(await call('DELETE', `${prefix}/store/orders/${unknown}`, auth), 404, 'cancelOrder'),
+  );
+
+  if (hasOperation(options.document, 'getOrderById')) await checkGetOrder(call, check, expectAnswer, auth, listed, unknown);
 
   await check('cancelOrder with a malformed id: 400 Error', async () =>
     expectAnswer(await call('DELETE', `${prefix}/store/orders/4.2e1`, auth), 400, 'cancelOrder'),
@@ -229,6 +232,42 @@ async function checkV2List(
     );
   }
   return listed;
+}
+
+/** Whether the document declares the operation. */
+function hasOperation(document: OpenAPIV3.Document, operationId: string): boolean {
+  return Object.values(document.paths ?? {}).some(
+    (item) => item !== undefined && Object.values(item).some((operation) => isRecord(operation) && operation.operationId === operationId),
+  );
+}
+
+/** v2's read of one order: a listed one, valid, with an ETag that revalidates to a 304; an unknown one, a 404; a malformed id, a 400. */
+async function checkGetOrder(
+  call: Call,
+  check: Check,
+  expectAnswer: ExpectAnswer,
+  auth: Record<string, string>,
+  listed: Listed,
+  unknown: number,
+) {
+  const known = listed[0]?.id;
+  if (known !== undefined) {
+    await check(`getOrderById ${known}: 200, the order, with an ETag that answers 304 in If-None-Match`, async () => {
+      const answer = await call('GET', `/v2/store/orders/${known}`, auth);
+      const problem = expectAnswer(answer, 200, 'getOrderById');
+      if (problem) return problem;
+      if (!isRecord(answer.body) || answer.body.id !== known) return `the body is not order ${known}`;
+      const etag = answer.headers.etag;
+      if (etag === undefined) return 'no ETag';
+      return expectAnswer(await call('GET', `/v2/store/orders/${known}`, { ...auth, 'If-None-Match': etag }), 304, 'getOrderById');
+    });
+  }
+  await check('getOrderById of an unknown order: 404 Error', async () =>
+    expectAnswer(await call('GET', `/v2/store/orders/${unknown}`, auth), 404, 'getOrderById'),
+  );
+  await check('getOrderById with a malformed id: 400 Error', async () =>
+    expectAnswer(await call('GET', '/v2/store/orders/042', auth), 400, 'getOrderById'),
+  );
 }
 
 /** The orders of a body the contract check passed: v1's array of orders, or a v2 page's `orders`. */

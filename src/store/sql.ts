@@ -52,6 +52,11 @@ export function statusSql(visible: readonly string[] = [], id = '$1'): string {
   return `SELECT status FROM orders WHERE ${where([`id = ${id}`, ...visible])}`;
 }
 
+/** The order whose id is `$1`, as an OrderRow, unless it has been cancelled. */
+export function orderSql(visible: readonly string[] = []): string {
+  return `SELECT ${ORDER_COLUMNS} FROM orders WHERE ${where(['id = $1', `status <> 'cancelled'`, ...visible])}`;
+}
+
 /** Whether an order that has not been cancelled refers to the pet `$1`. */
 export function petExistsSql(visible: readonly string[] = []): string {
   return `SELECT 1 AS one FROM orders WHERE ${where(['pet_id = $1', `status <> 'cancelled'`, ...visible])} LIMIT 1`;
@@ -84,6 +89,7 @@ export function storeSql(visible: readonly string[] = []) {
     bumpRevision: BUMP_REVISION_SQL,
     list: listSql(visible),
     anyOrder: anyOrderSql(visible),
+    order: orderSql(visible),
     status: statusSql(visible),
     petExists: petExistsSql(visible),
     cancel: movePendingSql('cancelled', visible),

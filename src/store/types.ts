@@ -87,6 +87,11 @@ export interface Store {
   cursorSecret(): Promise<Buffer>;
   /** The ETag the order list has now: it changes with every write that changes the list. */
   listEtag(): Promise<string>;
+  /**
+   * The order with this id, unless it is unknown or cancelled. A store that answers in-process
+   * (SQLite) answers at once.
+   */
+  getOrder(id: number): MaybePromise<OrderRecord | undefined>;
   /** Whether any order exists, cancelled or not. */
   hasOrders(): Promise<boolean>;
   /**

@@ -16,6 +16,16 @@ app.get('/v1/store/orders', (req, res) => {
   }
   res.json(store.listOrders());
 });
+app.get('/v2/store/orders/:orderId', (req, res) => {
+  if (!store.authorized(req.headers.authorization)) {
+    res.status(401).set('WWW-Authenticate', 'Bearer').json(UNAUTHORIZED);
+    return;
+  }
+  const id = Number(req.params.orderId);
+  const found = store.getOrder(id);
+  if (found === undefined) res.status(404).json(notFound(id));
+  else res.set('ETag', found.etag).json(found.order);
+});
 app.delete('/v1/store/orders/:orderId', (req, res) => {
   if (!store.authorized(req.headers.authorization)) {
     res.status(401).set('WWW-Authenticate', 'Bearer').json(UNAUTHORIZED);

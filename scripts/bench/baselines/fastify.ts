@@ -11,6 +11,14 @@ const spec = parse(fs.readFileSync(path.join(__dirname, '../../../../spec/openap
   components: { schemas: Record<string, object> };
 };
 const order = spec.components.schemas.Order;
+const v2Spec = parse(fs.readFileSync(path.join(__dirname, '../../../../spec/openapi-v2.yaml'), 'utf8')) as typeof spec;
+// v2's Order refers to other schemas of its document; fast-json-stringify is given them inline.
+const inline = (schema: unknown): unknown =>
+  JSON.parse(JSON.stringify(schema), (_key, value: unknown) => {
+    const ref = typeof value === 'object' && value !== null && '$ref' in value ? String(value.$ref) : undefined;
+    return ref === undefined ? value : inline(v2Spec.components.schemas[ref.replace('#/components/schemas/', '')]);
+  });
+const v2Order = inline(v2Spec.components.schemas.Order) as object;
 const error = spec.components.schemas.Error;
 const app = Fastify({ logger: false });
 
@@ -19,6 +27,17 @@ app.get('/v1/store/orders', { schema: { response: { 200: { type: 'array', items:
   if (!store.authorized(req.headers.authorization)) return reply.code(401).header('WWW-Authenticate', 'Bearer').send(UNAUTHORIZED);
   return store.listOrders();
 });
+app.get<{ Params: { orderId: string } }>(
+  '/v2/store/orders/:orderId',
+  { schema: { response: { 200: v2Order, 401: error, 404: error } } },
+  async (req, reply) => {
+    if (!store.authorized(req.headers.authorization)) return reply.code(401).header('WWW-Authenticate', 'Bearer').send(UNAUTHORIZED);
+    const id = Number(req.params.orderId);
+    const found = store.getOrder(id);
+    if (found === undefined) return reply.code(404).send(notFound(id));
+    return reply.header('ETag', found.etag).send(found.order);
+  },
+);
 app.delete<{ Params: { orderId: string } }>(
   '/v1/store/orders/:orderId',
   { schema: { response: { 401: error, 404: error, 409: error } } },

@@ -16,11 +16,16 @@ http
     const url = req.url ?? '/';
     if (req.method === 'GET' && url === '/healthz') return json(res, 200, { status: 'ok' });
     const cancel = /^\/v1\/store\/orders\/(-?\d+)$/.exec(url);
+    const read = req.method === 'GET' ? /^\/v2\/store\/orders\/(-?\d+)$/.exec(url) : null;
     const list = url === '/v1/store/orders';
     if (list && req.method !== 'GET') return json(res, 405, METHOD_NOT_ALLOWED, { Allow: 'GET, HEAD' });
-    if (!((list && req.method === 'GET') || (cancel && req.method === 'DELETE'))) return json(res, 404, NO_OPERATION);
+    if (!((list && req.method === 'GET') || (cancel && req.method === 'DELETE') || read)) return json(res, 404, NO_OPERATION);
     if (!store.authorized(req.headers.authorization)) return json(res, 401, UNAUTHORIZED, { 'WWW-Authenticate': 'Bearer' });
     if (list) return json(res, 200, store.listOrders());
+    if (read) {
+      const found = store.getOrder(Number(read[1]));
+      return found === undefined ? json(res, 404, notFound(Number(read[1]))) : json(res, 200, found.order, { ETag: found.etag });
+    }
     const id = Number(cancel![1]);
     const outcome = store.cancelOrder(id);
     if (outcome === 'cancelled') {

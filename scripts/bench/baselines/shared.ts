@@ -11,6 +11,11 @@ export interface BaselineOrder {
   complete: boolean;
 }
 
+/** v2's order: v1's fields and the status. */
+export interface BaselineV2Order extends BaselineOrder {
+  status: string;
+}
+
 interface Row {
   id: number;
   pet_id: number;
@@ -29,6 +34,9 @@ export function openBaselineStore(file: string) {
   const cancel = db.prepare(`UPDATE orders SET status = 'cancelled', cancelled_at = ? WHERE id = ? AND status = 'pending'`);
   const bump = db.prepare('UPDATE store_meta SET revision = revision + 1');
   const status = db.prepare<[number], { status: string }>('SELECT status FROM orders WHERE id = ?');
+  const one = db.prepare<[number], Row & { status: string }>(
+    `SELECT id, pet_id, quantity, ship_date, complete, status FROM orders WHERE id = ? AND status <> 'cancelled'`,
+  );
   const cancelTx = db.transaction((id: number): 'cancelled' | 'shipped' | 'not_found' => {
     if (cancel.run(new Date().toISOString(), id).changes === 1) {
       bump.run();
@@ -40,6 +48,20 @@ export function openBaselineStore(file: string) {
     listOrders: (): BaselineOrder[] =>
       list.all().map((r) => ({ id: r.id, petId: r.pet_id, quantity: r.quantity, shipDate: r.ship_date, complete: r.complete === 1 })),
     cancelOrder: (id: number) => cancelTx.immediate(id),
+    /** v2's read of one order and its weak ETag (a digest of the body), or undefined for an unknown or cancelled one. */
+    getOrder: (id: number): { order: BaselineV2Order; etag: string } | undefined => {
+      const r = one.get(id);
+      if (r === undefined) return undefined;
+      const order = {
+        id: r.id,
+        petId: r.pet_id,
+        quantity: r.quantity,
+        shipDate: r.ship_date,
+        complete: r.complete === 1,
+        status: r.status,
+      };
+      return { order, etag: `W/"${createHash('sha256').update(JSON.stringify(order)).digest('base64url').slice(0, 22)}"` };
+    },
     authorized: (header: string | undefined): boolean => {
       const match = /^Bearer +(\S+)$/i.exec(header ?? '');
       return match !== null && findKey.get(createHash('sha256').update(match[1]!).digest('hex')) !== undefined;

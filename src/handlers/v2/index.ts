@@ -1,7 +1,8 @@
 // Written by `npm run scaffold` from spec/openapi-v2.yaml; do not edit. Each operation's handler is in its own module.
 import type { HandlerDefinitions } from '../../http/handlers';
 import { cancelOrder } from './cancel-order';
+import { getOrderById } from './get-order-by-id';
 import { listOrders } from './list-orders';
 
 /** The handler module of every operation in spec/openapi-v2.yaml. */
-export const v2Handlers = { listOrders, cancelOrder } satisfies HandlerDefinitions<'v2'>;
+export const v2Handlers = { listOrders, getOrderById, cancelOrder } satisfies HandlerDefinitions<'v2'>;

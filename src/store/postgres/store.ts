@@ -147,6 +147,12 @@ class PostgresStore implements Store {
     });
   }
 
+  async getOrder(id: number): Promise<OrderRecord | undefined> {
+    const { rows } = await guardPg(() => this.pool.query<OrderRow>({ text: SQL.order, values: [id], rowMode: 'array' }));
+    const row = rows[0];
+    return row === undefined ? undefined : rowToRecord(row);
+  }
+
   async pageOrders(request: PageRequest): Promise<OrderRecord[]> {
     const { text, values } = SQL.page(request);
     const { rows } = await guardPg(() => this.pool.query<OrderRow>({ text, values, rowMode: 'array' }));

@@ -127,6 +127,7 @@ class SqliteStore implements Store {
       list: prepare<[after: number, limit: number], OrderRow>(SQL.list).raw(true),
       bump: prepare(SQL.bumpRevision),
       anyOrder: prepare<[], { one: number }>(SQL.anyOrder),
+      order: prepare<[number], OrderRow>(SQL.order).raw(true),
       status: prepare<[number], { status: OrderStatus }>(SQL.status),
       cancel: prepare(SQL.cancel),
       ship: prepare(SQL.ship),
@@ -219,6 +220,13 @@ class SqliteStore implements Store {
       }))(),
     );
     return prefetched(first.etag, first.rows, prefetch) ?? this.readers.open();
+  }
+
+  getOrder(id: number): OrderRecord | undefined {
+    return this.guard(() => {
+      const row = this.statements.order.get(id);
+      return row === undefined ? undefined : rowToRecord(row);
+    });
   }
 
   async pageOrders(request: PageRequest): Promise<OrderRecord[]> {
