@@ -1,6 +1,5 @@
 import type { OpenAPIV3 } from 'openapi-types';
-
-const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+import { documentOperations } from './document';
 
 /** The spec extensions that describe a deprecation, on the operation object. */
 interface DeprecationExtensions {
@@ -16,12 +15,9 @@ interface DeprecationExtensions {
  */
 export function deprecationHeaders(document: OpenAPIV3.Document): Map<string, Readonly<Record<string, string>>> {
   const result = new Map<string, Readonly<Record<string, string>>>();
-  for (const pathItem of Object.values(document.paths)) {
-    for (const method of METHODS) {
-      const operation: OpenAPIV3.OperationObject<DeprecationExtensions> | undefined = pathItem?.[method];
-      if (!operation?.deprecated || operation.operationId === undefined) continue;
-      result.set(operation.operationId, Object.freeze(headersFor(operation.operationId, operation)));
-    }
+  for (const operation of documentOperations<DeprecationExtensions>(document)) {
+    if (!operation.deprecated || operation.operationId === undefined) continue;
+    result.set(operation.operationId, Object.freeze(headersFor(operation.operationId, operation)));
   }
   return result;
 }

@@ -92,3 +92,16 @@ export function undeclaredQueryPolicy(document: OpenAPIV3.Document): 'ignore' | 
     throw new Error(`x-undeclared-query must be "ignore" or "reject", not ${JSON.stringify(policy)}`);
   return policy;
 }
+
+/** The methods an OpenAPI 3.0 path item may hold an operation under. */
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+
+/** Every operation of the document, in document order. */
+export function* documentOperations<T extends object = object>(document: OpenAPIV3.Document<T>): Generator<OpenAPIV3.OperationObject<T>> {
+  for (const item of Object.values(document.paths)) {
+    for (const method of METHODS) {
+      const operation = item?.[method];
+      if (operation !== undefined) yield operation;
+    }
+  }
+}
