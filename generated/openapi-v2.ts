@@ -57,6 +57,38 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/store/order-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read what changed
+         * @description Returns the changes to orders committed after a cursor, oldest first, in the order
+         *     they committed: `order.created` (an order was imported; `order` is the order as
+         *     created), `order.shipped` (`order` is the order after shipping) and
+         *     `order.cancelled` (no `order`: the order is gone for clients). Reading on from each
+         *     page's `nextCursor` returns every change exactly once, whichever instance made it.
+         *
+         *     `nextCursor` is never `null`: it is where to resume, also after an empty page. With
+         *     `wait`, a request that finds nothing after its cursor waits up to that many seconds
+         *     for a change to commit, then answers (an empty page keeps the same cursor).
+         *
+         *     Events are kept for a number of days that the deployment sets (30 unless it says
+         *     otherwise). A cursor older than the events kept is a `400`: list the orders again,
+         *     and read on from `from=latest`.
+         */
+        get: operations["listOrderEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -113,6 +145,38 @@ export interface components {
              * @example eyJhIjoxfQ.0123456789abcdef0123456789abcdef0123456789a
              */
             nextCursor: string | null;
+        };
+        /**
+         * @description Where to read the change feed on from, opaque; the `nextCursor` of a page of events.
+         * @example eyJ0IjoiMCIsInMiOjJ9.0123456789abcdef0123456789abcdef0123456789a
+         */
+        EventCursor: string;
+        /**
+         * @description One change to an order. `order` is present for `order.created` (the order as it was
+         *     created) and `order.shipped` (the order after shipping), and absent for
+         *     `order.cancelled`.
+         */
+        OrderEvent: {
+            /**
+             * @description What happened to the order.
+             * @example order.shipped
+             * @enum {string}
+             */
+            type: "order.created" | "order.shipped" | "order.cancelled";
+            orderId: components["schemas"]["Id"];
+            /**
+             * Format: date-time
+             * @description When the change was made, an RFC 3339 date-time in UTC.
+             * @example 2026-11-25T09:00:00.000Z
+             */
+            occurredAt: string;
+            order?: components["schemas"]["Order"];
+        };
+        /** @description The changes after a cursor, oldest first, and the cursor to read on from. */
+        OrderEventPage: {
+            /** @description The changes, in the order they committed; empty when there is none (yet). */
+            events: components["schemas"]["OrderEvent"][];
+            nextCursor: components["schemas"]["EventCursor"];
         };
         /** @description The body of every non-2xx response. */
         Error: {
@@ -200,7 +264,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The order store cannot be reached right now. Retry later. */
+        /** @description The service cannot answer right now (the order store cannot be reached, or too many requests are waiting for events). Retry later. */
         ServiceUnavailable: {
             headers: {
                 [name: string]: unknown;
@@ -441,6 +505,53 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listOrderEvents: {
+        parameters: {
+            query?: {
+                /** @description The `nextCursor` of an earlier page, opaque. Without it, the feed starts where `from` says. */
+                after?: components["schemas"]["EventCursor"];
+                /**
+                 * @description Where a feed read without `after` starts: `oldest`, the first change kept, or
+                 *     `latest`, after the last change committed (the page is then empty, and its
+                 *     `nextCursor` is where to read on). `oldest` when neither `from` nor `after` is
+                 *     sent; only without `after`.
+                 * @example latest
+                 */
+                from?: "oldest" | "latest";
+                /**
+                 * @description The most events the page holds.
+                 * @example 100
+                 */
+                limit?: number;
+                /**
+                 * @description Seconds to wait for a change when there is none after the cursor: `0` answers at
+                 *     once. The server answers as soon as a change commits, or when the time is up.
+                 * @example 20
+                 */
+                wait?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The changes after the cursor, oldest first, and where to read on. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderEventPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

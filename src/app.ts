@@ -8,6 +8,7 @@ import { DEFAULT_LIMITS } from './config';
 import { ApiError } from './errors';
 import { createDispatcher, type Dispatch } from './http/dispatcher';
 import { docsRouter } from './http/docs';
+import { EventFeed } from './handlers/event-feed';
 import { v1Handlers } from './handlers/v1';
 import { v2Handlers } from './handlers/v2';
 import type { HandlerDefinitions, OperationHandlers } from './http/handlers';
@@ -40,6 +41,8 @@ export interface AppDeps {
   maxBodyBytes?: number;
   /** Where request counts and durations go, served at /metrics (default: a registry of the app's own). */
   metrics?: Metrics;
+  /** The change feed's waiting requests and retention (default: the defaults of EventFeed, on `store`). */
+  feed?: EventFeed;
 }
 
 /** The paths the app answers itself, outside the contract; everything else goes to the contract's dispatcher. */
@@ -55,11 +58,13 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
   const chunkItems = deps.listChunkItems ?? 1000;
   const metrics = deps.metrics ?? createMetrics();
   const secret = await deps.store.cursorSecret();
+  const feed = deps.feed ?? new EventFeed(deps.store);
   const documents = { v1: deps.document ?? loadDocument(), v2: deps.v2?.document ?? loadDocument(specPath('v2')) };
   const common = {
     store: deps.store,
     logger,
     secret,
+    feed,
     chunkItems,
     onViolation: (operationId: string, version: ApiVersion) => metrics.violation(operationId, version),
     onDeprecatedCall: (operationId: string, version: ApiVersion) => metrics.deprecatedCall(operationId, version),

@@ -20,6 +20,8 @@ export interface Config {
   readonly logLevel: LogLevel;
   /** When set, GET /metrics needs `Authorization: Bearer <token>`; when unset, it is open. */
   readonly metricsToken: string | undefined;
+  /** The change feed: days its events are kept, and how many requests may wait for events at once. */
+  readonly feed: { readonly retentionDays: number; readonly maxWaiting: number };
 }
 
 /** What the HTTP server accepts from one client before it answers with an error and hangs up. */
@@ -102,6 +104,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     }),
     logLevel: parseLogLevel(nonEmpty(env.LOG_LEVEL) ?? 'info'),
     metricsToken: nonEmpty(env.PETSTORE_METRICS_TOKEN),
+    feed: Object.freeze({
+      retentionDays: number(env, 'PETSTORE_EVENT_RETENTION_DAYS', 30, 1),
+      maxWaiting: number(env, 'PETSTORE_FEED_MAX_WAITING', 1000, 1),
+    }),
   });
 }
 

@@ -1,5 +1,6 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { EventCounts } from './store';
 import type { DropReason } from './log-output';
 
 /** The service's Prometheus metrics, in a registry of their own. */
@@ -14,6 +15,10 @@ export interface Metrics {
   violation(operation: string, apiVersion: string): void;
   /** Counts a call to an operation the document marks deprecated, whatever its answer. */
   deprecatedCall(operation: string, apiVersion: string): void;
+  /** Counts the events this process committed. */
+  eventsWritten(counts: EventCounts): void;
+  /** Sets the number of requests waiting for events. */
+  eventWaits(count: number): void;
   /** Whether a request may read /metrics: always without a token, else only with `Bearer <token>`. */
   allowed(authorization: string | undefined): boolean;
 }
@@ -64,6 +69,17 @@ export function createMetrics(
     labelNames: ['api_version', 'operation'] as const,
     registers: [registry],
   });
+  const events = new Counter({
+    name: 'petstore_order_events_total',
+    help: 'Change-feed events this process committed, by type: its cancels, ships and imports',
+    labelNames: ['type'] as const,
+    registers: [registry],
+  });
+  const waits = new Gauge({
+    name: 'petstore_order_event_waits',
+    help: 'Requests waiting now for change-feed events (GET /v2/store/order-events with wait)',
+    registers: [registry],
+  });
   const { logDrops } = options;
   if (logDrops !== undefined) {
     new Counter({
@@ -88,6 +104,10 @@ export function createMetrics(
     },
     violation: (operation, apiVersion) => violations.inc({ api_version: apiVersion, operation }),
     deprecatedCall: (operation, apiVersion) => deprecatedCalls.inc({ api_version: apiVersion, operation }),
+    eventsWritten: (counts) => {
+      for (const [type, count] of Object.entries(counts)) events.inc({ type }, count);
+    },
+    eventWaits: (count) => waits.set(count),
     // Compared by hash, in constant time, so the comparison leaks nothing about the token.
     allowed: (authorization) =>
       expected === undefined ||

@@ -7,6 +7,7 @@ import { ApiError } from './errors';
 import { withAppPrototypes } from './http/app-prototypes';
 import { rawErrorResponse } from './http/error-reply';
 import { logOutputOf, silentLogger, type Logger } from './logger';
+import { EventFeed, type EventFeedOptions } from './handlers/event-feed';
 import { createMetrics } from './metrics';
 import type { Store } from './store';
 
@@ -21,6 +22,8 @@ export interface ServerOptions {
   limits?: HttpLimits;
   /** Protects GET /metrics when set. */
   metricsToken?: string | undefined;
+  /** The change feed's retention and bound on waiting requests (EventFeed's defaults when absent). */
+  feed?: Pick<EventFeedOptions, 'retentionDays' | 'maxWaiting'>;
 }
 
 /** A listening server and the way to stop it. */
@@ -103,7 +106,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const limits = options.limits ?? DEFAULT_LIMITS;
   const logOutput = logOutputOf(logger);
   const metrics = createMetrics({ processMetrics: true, token: options.metricsToken, logDrops: logOutput && (() => logOutput.dropped) });
-  const app = await createApp({ store, logger, maxBodyBytes: limits.maxBodyBytes, metrics });
+  const feed = new EventFeed(store, { ...options.feed, logger, onWaiting: (count) => metrics.eventWaits(count) });
+  const stopCounting = store.onEventsWritten((counts) => metrics.eventsWritten(counts));
+  const app = await createApp({ store, logger, maxBodyBytes: limits.maxBodyBytes, metrics, feed });
+  feed.startPruning();
   const server = createHttpServer(app, limits, logger);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -121,6 +127,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const close = (): Promise<void> => {
     closing ??= (async () => {
       const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Requests waiting for events are answered now (an empty page, their cursor unchanged), so
+      // that they do not hold the drain for the rest of their wait.
+      feed.close();
+      stopCounting();
       server.closeIdleConnections();
       const timer = setTimeout(() => {
         logger.warn({ timeoutMs: options.shutdownTimeoutMs }, 'shutdown timeout reached; closing open connections');

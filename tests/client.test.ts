@@ -121,6 +121,39 @@ eachStore((s) => {
       await expect(client.v2.getOrder(2)).rejects.toMatchObject({ status: 404, code: 'order_not_found' });
     });
 
+    test('v2 tails the change feed until its signal aborts, and resumes from its cursor after a network error', async () => {
+      await s.store.importOrders([order({ id: 1 }), order({ id: 2 }), order({ id: 3 })]);
+      let calls = 0;
+      // The second read fails as a dropped connection would; the tail reads again from its cursor.
+      const flaky = createOrdersClient({
+        baseUrl: server.url,
+        apiKey: s.key,
+        fetch: async (input) => {
+          calls += 1;
+          if (calls === 2) throw new TypeError('fetch failed');
+          return fetch(input);
+        },
+      });
+      const stop = new AbortController();
+      const tail = flaky.v2.events({ wait: 5, limit: 2, signal: stop.signal });
+      const seen: string[] = [];
+      for await (const event of tail) {
+        seen.push(`${event.type} ${event.orderId}`);
+        if (seen.length === 3) await client.v2.cancelOrder(2);
+        if (seen.length === 4) stop.abort();
+      }
+
+      expect(seen).toEqual(['order.created 1', 'order.created 2', 'order.created 3', 'order.cancelled 2']);
+      expect(calls).toBeGreaterThanOrEqual(4);
+      // Its cursor resumes after what it took: a later change, and nothing before it.
+      await s.store.shipOrder(1);
+      const resumed = await client.v2.listOrderEvents({ after: tail.cursor!, wait: 5 });
+      expect(resumed.events.map((e) => `${e.type} ${e.orderId}`)).toEqual(['order.shipped 1']);
+      // A cursor the server refuses ends a tail with the typed error.
+      const refused = client.v2.events({ after: 'x.y' });
+      await expect(refused[Symbol.asyncIterator]().next()).rejects.toMatchObject({ status: 400, code: 'invalid_request' });
+    });
+
     test('v2 cancels, and refusals surface as the typed Error', async () => {
       await s.store.importOrders([order({ id: 1 }), order({ id: 2, status: 'shipped' })]);
 

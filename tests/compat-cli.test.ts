@@ -27,10 +27,13 @@ test("on this project: v1 matches its release, and v2's additions since 2.0.0 ar
 
   expect(result.stdout).toBe(
     'spec/openapi.yaml (1.0.0) against spec/released/1.0.0.yaml (1.0.0): no changes\n' +
-      'spec/openapi-v2.yaml (2.1.0) against spec/released/2.0.0.yaml (2.0.0): 3 change(s)\n' +
+      'spec/openapi-v2.yaml (2.1.0) against spec/released/2.0.0.yaml (2.0.0): 6 change(s)\n' +
       'docs      docs-changed  /info/description  [Replaced] document metadata (info.description)\n' +
+      'docs      docs-changed  /paths/~1store~1orders/get/responses/503/description  [Replaced] annotation (description) of Response 503\n' +
       'docs      docs-changed  /paths/~1store~1orders~1{orderId}/delete/parameters/0/description  [Replaced] required path parameter `orderId`\n' +
-      'additive  operation-added  /paths/~1store~1orders~1{orderId}/get  [Added] operation GET /store/orders/{orderId}\n',
+      'docs      docs-changed  /paths/~1store~1orders~1{orderId}/delete/responses/503/description  [Replaced] annotation (description) of Response 503\n' +
+      'additive  operation-added  /paths/~1store~1orders~1{orderId}/get  [Added] operation GET /store/orders/{orderId}\n' +
+      'additive  operation-added  /paths/~1store~1order-events/get  [Added] operation GET /store/order-events\n',
   );
   expect(result.status).toBe(0);
 });

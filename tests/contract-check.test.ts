@@ -88,7 +88,7 @@ describe('against a real server', () => {
     expect(result.stdout).toMatch(/FAIL {2}listOrders: 200, every order valid, with an ETag\n {6}expected 200, got 401/);
   });
 
-  test('--api-version v2 checks v2: its document, pages, cursors, one order and refusals, read-only', async () => {
+  test('--api-version v2 checks v2: its document, pages, cursors, one order, the change feed and refusals, read-only', async () => {
     const before = rowsOf(file);
 
     const result = await contractCheck(['--base-url', `${server.url}/v2`, '--api-key', key, '--api-version', 'v2']);
@@ -108,13 +108,16 @@ describe('against a real server', () => {
       'PASS  getOrderById 1: 200, the order, with an ETag that answers 304 in If-None-Match',
       'PASS  getOrderById of an unknown order: 404 Error',
       'PASS  getOrderById with a malformed id: 400 Error',
+      'PASS  listOrderEvents from=latest: 200, an empty page whose cursor reads on',
+      'PASS  listOrderEvents from the oldest: 200, a page whose cursor reads on',
+      'PASS  listOrderEvents with an altered cursor, or a wait past 30 s: 400 Error',
       'PASS  cancelOrder with a malformed id: 400 Error',
       'PASS  an unknown path: 404 Error',
     ]);
     expect(rowsOf(file)).toEqual(before);
   });
 
-  test('--api-version v2 --allow-writes cancels through v2', async () => {
+  test('--api-version v2 --allow-writes cancels through v2, and finds the cancel in the change feed', async () => {
     const result = await contractCheck([
       '--base-url',
       server.url,
@@ -131,6 +134,7 @@ describe('against a real server', () => {
 
     expect(result.status).toBe(0);
     expect(result.stdout).toContain('PASS  cancelOrder 3: 204, then 404 when cancelled again');
+    expect(result.stdout).toContain('PASS  listOrderEvents after the cancel of 3: its order.cancelled event, within 10 s');
     expect(rowsOf(file).map((row) => row.status)).toEqual(['pending', 'shipped', 'cancelled']);
   });
 

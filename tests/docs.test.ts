@@ -73,9 +73,10 @@ if (!present && !REQUIRED) {
     expect(elsewhere).toEqual([]);
     expect(v2).toContain('2.1.0');
     expect(v2).toContain('Read one order');
+    expect(v2).toContain('Read what changed');
     expect(v2).toContain('nextCursor');
     expect(v2).toContain('shipDateFrom');
-    expect(v2Paths).toEqual(['/store/orders', '/store/orders/{orderId}', '/store/orders/{orderId}']);
+    expect(v2Paths).toEqual(['/store/orders', '/store/orders/{orderId}', '/store/orders/{orderId}', '/store/order-events']);
     expect(v1).toContain('Petstore Store Orders API');
     expect(v1).toContain('/store/orders/{orderId}');
     expect(v1).toContain('listOrders');

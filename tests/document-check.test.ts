@@ -5,6 +5,7 @@ import OpenAPISchemaValidator from 'openapi-schema-validator';
 import type { OpenAPIV3 } from 'openapi-types';
 import { cloneDocument, loadDocument } from '../src/contract/document';
 import type * as Handlers from '../src/handlers/v1';
+import type * as Feeds from '../src/handlers/event-feed';
 import type * as Dispatcher from '../src/http/dispatcher';
 import type * as Logging from '../src/logger';
 import type * as Stores from '../src/store';
@@ -51,6 +52,7 @@ describe('the precompiled OpenAPI 3.0 check', () => {
     const { openSqliteStore } = require(path.join(DIST, 'src', 'store')) as typeof Stores;
     const { silentLogger } = require(path.join(DIST, 'src', 'logger')) as typeof Logging;
     const { v1Handlers } = require(path.join(DIST, 'src', 'handlers', 'v1')) as typeof Handlers;
+    const { EventFeed } = require(path.join(DIST, 'src', 'handlers', 'event-feed.js')) as typeof Feeds;
     /* eslint-enable @typescript-eslint/no-require-imports */
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'petstore-document-check-'));
     const store = openSqliteStore(path.join(dir, 'store.db'));
@@ -61,6 +63,7 @@ describe('the precompiled OpenAPI 3.0 check', () => {
       definitions: v1Handlers,
       chunkItems: 1000,
       secret: Buffer.alloc(32),
+      feed: new EventFeed(store),
     };
     try {
       await expect(createDispatcher({ ...options, document: documents[1]![1] })).rejects.toThrow(

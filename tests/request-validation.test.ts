@@ -102,6 +102,11 @@ describe('the request check', () => {
       { method: 'get', path: '/v2/store/orders/012', query: 'fields=id', headers: {} },
       { method: 'delete', path: '/v2/store/orders/12', headers: {} },
       { method: 'delete', path: '/v2/store/orders/-1', headers: {} },
+      { method: 'get', path: '/v2/store/order-events', headers: {} },
+      { method: 'get', path: '/v2/store/order-events', query: 'from=latest&limit=1000&wait=30', headers: {} },
+      { method: 'get', path: '/v2/store/order-events', query: 'after=abc.def&wait=31&from=newest', headers: {} },
+      { method: 'get', path: '/v2/store/order-events', query: 'after=a%20b&limit=0&wait=-1', headers: {} },
+      { method: 'get', path: '/v2/store/order-events', query: 'cursor=x', headers: {} },
     ],
   };
 

@@ -229,6 +229,58 @@ describe('an import published in slices', () => {
       expect(publishingRows(file)).toEqual([]);
     }));
 
+  test('holds the change feed back from its first event until it shows its orders: a cancel between its slices comes after them, none skipped', () =>
+    withStore([1, 2], async (store, file) => {
+      const before = await store.readEvents('oldest', 100);
+      expect(before.events.map((e) => `${e.type} ${e.orderId}`)).toEqual(['order.created 1', 'order.created 2']);
+      const during: string[][] = [];
+      await importWith(file, eight(), {
+        sliceRows: 3,
+        afterSlice: async (slice) => {
+          if (slice === 1) expect(await store.cancelOrder(1)).toBe('cancelled');
+          during.push((await store.readEvents(before.next, 100)).events.map((e) => `${e.type} ${e.orderId}`));
+          expect(await store.latestEventPosition()).toEqual(before.next);
+        },
+      });
+
+      expect(during).toEqual([[], [], []]);
+      const after = await store.readEvents(before.next, 100);
+      expect(after.events.map((e) => `${e.type} ${e.orderId}`)).toEqual([
+        'order.created 3',
+        'order.created 4',
+        'order.created 5',
+        'order.cancelled 1',
+        'order.created 6',
+        'order.created 7',
+        'order.created 8',
+        'order.created 9',
+        'order.created 10',
+      ]);
+      expect(after.events[0]!.order).toEqual({
+        id: 3,
+        petId: 77,
+        quantity: 1,
+        shipDate: '2026-12-01T10:00:00Z',
+        complete: false,
+        status: 'pending',
+      });
+    }));
+
+  test('that fails on the way removes its events with its orders; the events around it stay', () =>
+    withStore([1, 2], async (store, file) => {
+      const failed = await importWith(file, eight(), {
+        sliceRows: 3,
+        afterSlice: async (slice) => {
+          if (slice === 1) await store.cancelOrder(2);
+          if (slice === 2) throw new Error('the disk went away');
+        },
+      }).catch((err: unknown) => err);
+
+      expect(failed).toEqual(new Error('the disk went away'));
+      const { events } = await store.readEvents('oldest', 100);
+      expect(events.map((e) => `${e.type} ${e.orderId}`)).toEqual(['order.created 1', 'order.created 2', 'order.cancelled 2']);
+    }));
+
   test('that fails on the way removes what it had published, and the next import numbers from where the orders end', () =>
     withStore([1, 2], async (store, file) => {
       const failed = await importWith(file, eight(), {
@@ -269,6 +321,14 @@ describe('an import published in slices', () => {
       expect(rowsOf(file).map((row) => row.id)).toEqual([1, 2, 5, 6]);
       expect((await listAll(store)).map((o) => o.id)).toEqual([1, 2, 5, 6]);
       expect(publishingRows(file)).toEqual([]);
+      // Its events went with its orders: the feed shows what the store holds.
+      const { events } = await store.readEvents('oldest', 100);
+      expect(events.map((e) => `${e.type} ${e.orderId}`)).toEqual([
+        'order.created 1',
+        'order.created 2',
+        'order.created 5',
+        'order.created 6',
+      ]);
     }));
 
   test('makes another import wait for it, which then numbers its records after it', () =>

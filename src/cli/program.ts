@@ -71,6 +71,7 @@ function buildProgram(io: CliIO): Command {
         shutdownTimeoutMs: cfg.shutdownTimeoutMs,
         limits: cfg.limits,
         metricsToken: cfg.metricsToken,
+        feed: cfg.feed,
       });
       closeOnSignals(server, logger, cfg.shutdownTimeoutMs);
       logger.info({ url: server.url, db: storeLocation(cfg) }, 'listening');

@@ -1,6 +1,6 @@
 import createClient, { type Client } from 'openapi-fetch';
 import type { paths as V2Paths, operations as V2Operations } from '../../generated/openapi-v2';
-import type { ErrorBody, ErrorCode, Order, Pet, V2Order, V2OrderPage, paths } from '../contract/types';
+import type { ErrorBody, ErrorCode, Order, Pet, V2Order, V2OrderEvent, V2OrderPage, paths } from '../contract/types';
 import { isRecord } from '../records';
 
 /** Where and how to call a deployment. */
@@ -50,6 +50,39 @@ export interface Deprecation {
 /** v2's list filters, as its document declares them; `limit` is the page size (1–1000, default 100). */
 export type V2ListQuery = Omit<NonNullable<V2Operations['listOrders']['parameters']['query']>, 'cursor'>;
 
+/** The change feed's query, as its document declares it. */
+export type V2EventsQuery = NonNullable<V2Operations['listOrderEvents']['parameters']['query']>;
+
+/** One page of the change feed: events in commit order, and where to read on (never null). */
+export type V2OrderEventPage = V2Paths['/store/order-events']['get']['responses'][200]['content']['application/json'];
+
+/**
+ * The change feed, tailed: every event after where it started, as they commit. `cursor` is where to
+ * resume so that nothing after the events already taken from it is missed (events of its last
+ * page may come again; applying one twice changes nothing).
+ */
+export interface EventTail extends AsyncIterable<V2OrderEvent> {
+  readonly cursor: string | undefined;
+}
+
+/** Where a tail of the feed starts, how long each read waits, and what stops it. */
+export interface EventTailOptions {
+  /** A cursor from an earlier page or tail; without it, the feed starts at `from`. */
+  after?: string;
+  /** `oldest` (the default) or `latest`, without `after`. */
+  from?: 'oldest' | 'latest';
+  /** Seconds each read waits for an event when there is none (0–30, default 20). */
+  wait?: number;
+  /** Events per read (1–1000, default 100). */
+  limit?: number;
+  /** Ends the tail: the read under way is cancelled and the loop ends without an error. */
+  signal?: AbortSignal;
+}
+
+/** The first pause after a failed read of a tail, doubled after each failure up to the longest. */
+const RETRY_FIRST_MS = 1000;
+const RETRY_LONGEST_MS = 30_000;
+
 /** The Store Orders API v2: pages of orders, filtered. Every method throws OrdersApiError for a non-2xx answer. */
 export interface OrdersClientV2 {
   /**
@@ -66,6 +99,15 @@ export interface OrdersClientV2 {
    * not changed since that ETag. An unknown or cancelled order throws OrdersApiError (404).
    */
   getOrder(orderId: number, options?: { ifNoneMatch?: string }): Promise<OrderResult>;
+  /** One page of the change feed (listOrderEvents). */
+  listOrderEvents(query?: V2EventsQuery, options?: { signal?: AbortSignal }): Promise<V2OrderEventPage>;
+  /**
+   * Tails the change feed until `signal` aborts: page after page, each read waiting up to `wait`
+   * seconds for an event. After a network error or a 502, 503 or 504 it pauses (1 s, doubling up
+   * to 30 s) and reads again from its last cursor; any other error (a 400 for a cursor older than
+   * the events kept, a 401) ends the loop by throwing OrdersApiError.
+   */
+  events(options?: EventTailOptions): EventTail;
   /** The underlying openapi-fetch client, typed from the v2 document. */
   readonly raw: Client<V2Paths>;
 }
@@ -124,9 +166,16 @@ function createV2(raw: Client<V2Paths>): OrdersClientV2 {
     if (!response.ok || data === undefined) throw new OrdersApiError(response, error);
     return data;
   };
+  const listOrderEvents: OrdersClientV2['listOrderEvents'] = async (query = {}, { signal } = {}) => {
+    const { data, error, response } = await raw.GET('/store/order-events', { params: { query }, ...(signal ? { signal } : {}) });
+    if (!response.ok || data === undefined) throw new OrdersApiError(response, error);
+    return data;
+  };
   return {
     raw,
     listOrders,
+    listOrderEvents,
+    events: (options = {}) => tailEvents(listOrderEvents, options),
     async *orders(query = {}) {
       let cursor: string | undefined;
       do {
@@ -149,6 +198,56 @@ function createV2(raw: Client<V2Paths>): OrdersClientV2 {
       return { notModified: false, order: data, etag };
     },
   };
+}
+
+/** The feed read page after page from a cursor, as EventTail says. */
+function tailEvents(read: OrdersClientV2['listOrderEvents'], options: EventTailOptions): EventTail {
+  const { signal, wait = 20, limit } = options;
+  let cursor = options.after;
+  async function* events(): AsyncGenerator<V2OrderEvent> {
+    let pause = RETRY_FIRST_MS;
+    while (!signal?.aborted) {
+      let page: V2OrderEventPage;
+      try {
+        const start = cursor === undefined ? (options.from === undefined ? {} : { from: options.from }) : { after: cursor };
+        page = await read({ ...start, wait, ...(limit === undefined ? {} : { limit }) }, signal ? { signal } : {});
+      } catch (err) {
+        if (signal?.aborted) return;
+        if (!retryable(err)) throw err;
+        await sleep(pause, signal);
+        pause = Math.min(pause * 2, RETRY_LONGEST_MS);
+        continue;
+      }
+      pause = RETRY_FIRST_MS;
+      yield* page.events;
+      cursor = page.nextCursor;
+    }
+  }
+  return {
+    get cursor() {
+      return cursor;
+    },
+    [Symbol.asyncIterator]: () => events(),
+  };
+}
+
+/** Whether a failed read is worth repeating: the network, or a server or proxy that cannot answer now. */
+function retryable(err: unknown): boolean {
+  if (err instanceof OrdersApiError) return [502, 503, 504].includes(err.status);
+  return err instanceof TypeError;
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+    function done(): void {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+  });
 }
 
 function isErrorBody(body: unknown): body is ErrorBody {

@@ -114,8 +114,11 @@ export async function checkDeployment(options: DeploymentCheckOptions): Promise<
     expectAnswer(await call('DELETE', `${prefix}/store/orders/${unknown}`, auth), 404, 'cancelOrder'),
   );
 
-  if ([...documentOperations(options.document)].some((operation) => operation.operationId === 'getOrderById'))
-    await checkGetOrder(call, check, expectAnswer, auth, listed, unknown);
+  const declares = (operationId: string): boolean =>
+    [...documentOperations(options.document)].some((operation) => operation.operationId === operationId);
+  if (declares('getOrderById')) await checkGetOrder(call, check, expectAnswer, auth, listed, unknown);
+  // Where the feed stands before any write of this check, to find the cancel's event after it.
+  const feedBefore = declares('listOrderEvents') ? await checkEventFeed(call, check, expectAnswer, auth) : undefined;
 
   await check('cancelOrder with a malformed id: 400 Error', async () =>
     expectAnswer(await call('DELETE', `${prefix}/store/orders/4.2e1`, auth), 400, 'cancelOrder'),
@@ -145,6 +148,17 @@ export async function checkDeployment(options: DeploymentCheckOptions): Promise<
       const first = expectAnswer(await call('DELETE', `${prefix}/store/orders/${cancelOrder}`, auth), 204, 'cancelOrder');
       if (first) return first;
       return expectAnswer(await call('DELETE', `${prefix}/store/orders/${cancelOrder}`, auth), 404, 'cancelOrder');
+    });
+  }
+  if (cancelOrder !== undefined && feedBefore !== undefined) {
+    await check(`listOrderEvents after the cancel of ${cancelOrder}: its order.cancelled event, within 10 s`, async () => {
+      const answer = await call('GET', `/v2/store/order-events?wait=10&limit=1000&after=${encodeURIComponent(feedBefore)}`, auth);
+      const problem = expectAnswer(answer, 200, 'listOrderEvents');
+      if (problem) return problem;
+      const events = isRecord(answer.body) && Array.isArray(answer.body.events) ? answer.body.events : [];
+      return events.some((event) => isRecord(event) && event.type === 'order.cancelled' && event.orderId === cancelOrder)
+        ? null
+        : `no order.cancelled event of order ${cancelOrder} after the cursor taken before it`;
     });
   }
   if (shippedOrder !== undefined) {
@@ -262,6 +276,49 @@ async function checkGetOrder(
   await check('getOrderById with a malformed id: 400 Error', async () =>
     expectAnswer(await call('GET', '/v2/store/orders/042', auth), 400, 'getOrderById'),
   );
+}
+
+/**
+ * v2's change feed: from the latest, an empty page whose cursor reads on; from the oldest, a page
+ * whose cursor reads on; an altered cursor and a wait out of range, 400s. Returns the latest cursor.
+ */
+async function checkEventFeed(
+  call: Call,
+  check: Check,
+  expectAnswer: ExpectAnswer,
+  auth: Record<string, string>,
+): Promise<string | undefined> {
+  const cursorOf = (answer: Answer): string | undefined =>
+    isRecord(answer.body) && typeof answer.body.nextCursor === 'string' ? answer.body.nextCursor : undefined;
+  let latest: string | undefined;
+  await check('listOrderEvents from=latest: 200, an empty page whose cursor reads on', async () => {
+    const answer = await call('GET', '/v2/store/order-events?from=latest', auth);
+    const problem = expectAnswer(answer, 200, 'listOrderEvents');
+    if (problem) return problem;
+    latest = cursorOf(answer);
+    if (latest === undefined) return 'no nextCursor';
+    return expectAnswer(await call('GET', `/v2/store/order-events?after=${encodeURIComponent(latest)}`, auth), 200, 'listOrderEvents');
+  });
+  await check('listOrderEvents from the oldest: 200, a page whose cursor reads on', async () => {
+    const answer = await call('GET', '/v2/store/order-events?limit=2', auth);
+    const problem = expectAnswer(answer, 200, 'listOrderEvents');
+    if (problem) return problem;
+    const cursor = cursorOf(answer);
+    if (cursor === undefined) return 'no nextCursor';
+    return expectAnswer(
+      await call('GET', `/v2/store/order-events?limit=2&after=${encodeURIComponent(cursor)}`, auth),
+      200,
+      'listOrderEvents',
+    );
+  });
+  await check('listOrderEvents with an altered cursor, or a wait past 30 s: 400 Error', async () => {
+    const altered = (latest ?? 'e30').replace(/.$/, (last) => (last === 'A' ? 'B' : 'A'));
+    return (
+      expectAnswer(await call('GET', `/v2/store/order-events?after=${encodeURIComponent(altered)}`, auth), 400, 'listOrderEvents') ??
+      expectAnswer(await call('GET', '/v2/store/order-events?wait=31', auth), 400, 'listOrderEvents')
+    );
+  });
+  return latest;
 }
 
 /** The orders of a body the contract check passed: v1's array of orders, or a v2 page's `orders`. */

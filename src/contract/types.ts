@@ -16,6 +16,7 @@ export type OperationId = keyof operations;
 
 /** An order as the v2 contract exposes it: v1's five fields and its status. */
 export type V2Order = V2.components['schemas']['Order'];
+export type V2OrderEvent = V2.components['schemas']['OrderEvent'];
 /** One page of v2's order list. */
 export type V2OrderPage = V2.components['schemas']['OrderPage'];
 

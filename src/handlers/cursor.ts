@@ -1,6 +1,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { ApiError } from '../errors';
 import { isRecord } from '../records';
+import type { EventPosition } from '../store';
 
 /**
  * Cursors of a keyset list: opaque to clients, tamper-evident, and bound to the query that made
@@ -19,24 +20,16 @@ export interface Cursors {
 
 /** Cursors signed with a store's secret. */
 export function cursors(secret: Buffer): Cursors {
-  const mac = (payload: string): Buffer => createHmac('sha256', secret).update(payload).digest();
+  const seal = sealer(secret);
   const digest = (binding: string): string => createHash('sha256').update(binding).digest('base64url').slice(0, 16);
   return {
     make(lastId, binding) {
-      const payload = Buffer.from(JSON.stringify({ after: lastId, query: digest(binding) })).toString('base64url');
-      return `${payload}.${mac(payload).toString('base64url')}`;
+      return seal.seal({ after: lastId, query: digest(binding) });
     },
     read(cursor, binding) {
-      const [payload = '', signature = '', extra] = cursor.split('.');
-      // Compared as text, so that no other spelling of the same bytes passes.
-      const given = Buffer.from(signature);
-      const expected = Buffer.from(mac(payload).toString('base64url'));
-      if (extra !== undefined || given.length !== expected.length || !timingSafeEqual(given, expected)) {
-        throw new ApiError('invalid_request', 'cursor is not one this server issued: it was altered or truncated');
-      }
-      const decoded: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+      const decoded = seal.open(cursor, 'cursor');
       if (!isRecord(decoded) || typeof decoded.after !== 'number' || typeof decoded.query !== 'string') {
-        throw new Error('a cursor this server signed does not hold its last id and query');
+        throw new ApiError('invalid_request', 'cursor is not a cursor of the order list: send the nextCursor of a page of orders');
       }
       const { after, query } = decoded;
       if (query !== digest(binding)) {
@@ -46,6 +39,56 @@ export function cursors(secret: Buffer): Cursors {
         );
       }
       return after;
+    },
+  };
+}
+
+/**
+ * Cursors of the change feed: a position (EventPosition), signed as list cursors are, so that any
+ * instance sharing the store reads another's; never bound to a query, so that the limit and wait
+ * may change from one request to the next.
+ */
+export interface EventCursors {
+  make(position: EventPosition): string;
+  /** The position a cursor carries, when this store made it for the feed; else a 400 naming `after`. */
+  read(cursor: string): EventPosition;
+}
+
+export function eventCursors(secret: Buffer): EventCursors {
+  const seal = sealer(secret);
+  return {
+    make: ({ tx, seq }) => seal.seal({ tx, seq }),
+    read(cursor) {
+      const decoded = seal.open(cursor, 'after');
+      if (!isRecord(decoded) || typeof decoded.tx !== 'string' || !/^\d{1,20}$/.test(decoded.tx) || !Number.isSafeInteger(decoded.seq)) {
+        throw new ApiError('invalid_request', 'after is not a cursor of the change feed: send the nextCursor of a page of events');
+      }
+      return { tx: decoded.tx, seq: Number(decoded.seq) };
+    },
+  };
+}
+
+/**
+ * A value sealed as `<payload>.<mac>`, both base64url: the payload its JSON, the mac an
+ * HMAC-SHA256 of the payload under the store's secret.
+ */
+function sealer(secret: Buffer): { seal(value: unknown): string; open(token: string, parameter: string): unknown } {
+  const mac = (payload: string): Buffer => createHmac('sha256', secret).update(payload).digest();
+  return {
+    seal(value) {
+      const payload = Buffer.from(JSON.stringify(value)).toString('base64url');
+      return `${payload}.${mac(payload).toString('base64url')}`;
+    },
+    open(token, parameter) {
+      const [payload = '', signature = '', extra] = token.split('.');
+      // Compared as text, so that no other spelling of the same bytes passes.
+      const given = Buffer.from(signature);
+      const expected = Buffer.from(mac(payload).toString('base64url'));
+      if (extra !== undefined || given.length !== expected.length || !timingSafeEqual(given, expected)) {
+        throw new ApiError('invalid_request', `${parameter} is not one this server issued: it was altered or truncated`);
+      }
+      const value: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+      return value;
     },
   };
 }

@@ -9,6 +9,7 @@ import { andThen, type MaybePromise } from '../maybe-promise';
 import { createOpenApi, type Operation } from '../openapi';
 import type { Store } from '../store';
 import { createErrorReplies } from './error-reply';
+import type { EventFeed } from '../handlers/event-feed';
 import { bindHandlers, type BoundHandler, type HandlerDefinitions, type OperationHandlers } from './handlers';
 import type { Reply } from './reply';
 import { createReplyCheck } from './reply-check';
@@ -33,6 +34,8 @@ export interface DispatcherOptions<V extends ApiVersion> {
   overrides?: Partial<OperationHandlers<V>> | undefined;
   /** The store's secret, for handlers that sign what they hand out. */
   secret: Buffer;
+  /** The change feed's waiting requests and retention. */
+  feed: EventFeed;
   /** Items per chunk of a streamed array. */
   chunkItems: number;
   /** Called for every reply the contract check stopped, streamed or not. */
@@ -83,6 +86,7 @@ export async function createDispatcher<V extends ApiVersion>(options: Dispatcher
     store,
     listChunkItems: chunkItems,
     secret: options.secret,
+    feed: options.feed,
   });
   assertStatusesDeclared(document, `the ${version} document`);
   if (mocked.length > 0)

@@ -1,6 +1,7 @@
 import type { ApiVersion, OperationIdOf, VersionOperations } from '../contract/types';
 import type { MaybePromise } from '../maybe-promise';
 import type { Operation } from '../openapi';
+import type { EventFeed } from '../handlers/event-feed';
 import type { Store } from '../store';
 import { mockHandler } from './mock';
 import type { Reply, SuccessReply } from './reply';
@@ -66,6 +67,8 @@ export interface HandlerDeps<V extends ApiVersion, K extends OperationIdOf<V>> {
   readonly mock: OperationHandler<V, K>;
   /** The store's secret for signing what the server hands out and takes back (a list's cursors). */
   readonly secret: Buffer;
+  /** The change feed's waiting requests and retention. */
+  readonly feed: EventFeed;
 }
 
 /** How a handler module exports its handler: the version and operation it serves, and how to build it. */

@@ -10,8 +10,13 @@ export type {
   OrderStatus,
   OrderFilter,
   PageRequest,
+  EventPosition,
+  EventPage,
+  EventCounts,
+  OrderEventRecord,
+  OrderEventType,
 } from './types';
-export { DuplicateKeyNameError, ImportConflictError, StoreInvariantError } from './types';
+export { DuplicateKeyNameError, EventsExpiredError, ImportConflictError, StoreInvariantError } from './types';
 export { MigrationRefusedError, SchemaTooNewError } from './migration';
 export { openSqliteStore } from './sqlite/store';
 export { rowToRecord } from './core';

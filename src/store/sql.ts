@@ -216,6 +216,22 @@ export function metaAndKeysSql({ ddl }: Dialect): string {
 }
 
 /**
+ * The change feed's table, in the dialect's types, its position columns first (`position`: how
+ * the dialect orders events, and its key). Each event's status is the order's after the change:
+ * order.cancelled leaves none to show.
+ */
+export function orderEventsTableSql({ ddl }: Dialect, position: string): string {
+  return `CREATE TABLE order_events (
+        ${position},
+        type        TEXT    NOT NULL
+                            CONSTRAINT order_event_type_known CHECK (type IN ('order.created', 'order.shipped', 'order.cancelled')),
+        order_id    ${ddl.integer.padEnd(7)} NOT NULL,
+        status      TEXT    CONSTRAINT order_event_status CHECK ((type = 'order.cancelled') = (status IS NULL)),
+        occurred_at TEXT    NOT NULL
+      )${ddl.tableOptions}`;
+}
+
+/**
  * The indexes that serve a page of any filter combination (pageQuery) in id order: orders_page by
  * status and complete, then id for the keyset, then the ship instant, so that a shipDate range is
  * tested in the index without reading the rows it excludes; orders_page_by_pet by pet, then id.

@@ -43,6 +43,44 @@ export interface PageRequest {
   limit: number;
 }
 
+/** What happened to an order, as the change feed says it. */
+export type OrderEventType = 'order.created' | 'order.shipped' | 'order.cancelled';
+
+/**
+ * A place in the change feed: just after the event there. `tx` orders transactions (PostgreSQL's
+ * transaction id, as decimal text; always "0" on SQLite, whose one writer commits in `seq` order),
+ * and `seq` the events in one. Positions compare as the pair (tx as a number, seq).
+ */
+export interface EventPosition {
+  readonly tx: string;
+  readonly seq: number;
+}
+
+/** One change to an order, as the feed returns it. */
+export interface OrderEventRecord {
+  readonly position: EventPosition;
+  readonly type: OrderEventType;
+  readonly orderId: number;
+  readonly occurredAt: string;
+  /** The order as the change left it: for order.created and order.shipped, never for order.cancelled. */
+  readonly order?: OrderRecord | undefined;
+}
+
+/** What a read of the feed found: up to `limit` events after the position, and where to read on. */
+export interface EventPage {
+  readonly events: OrderEventRecord[];
+  /** The last event's position, or the position read from when there was none. */
+  readonly next: EventPosition;
+}
+
+/** How many events of each type one commit wrote. */
+export type EventCounts = Readonly<Partial<Record<OrderEventType, number>>>;
+
+/** A feed position older than the events the store still keeps: the events right after it were removed. */
+export class EventsExpiredError extends Error {
+  override name = 'EventsExpiredError';
+}
+
 /** What happened to a cancel request. */
 export type CancelOutcome = 'cancelled' | 'shipped' | 'not_found';
 
@@ -107,6 +145,24 @@ export interface Store {
    * runs in bounded memory. Returns how many were inserted.
    */
   importOrders(records: ImportRecords): Promise<number>;
+  /**
+   * Up to `limit` events committed after `after` (from the oldest kept, for 'oldest'), in the order
+   * they committed, and where to read on. Throws EventsExpiredError when events after `after` have
+   * already been removed (pruneEvents).
+   */
+  readEvents(after: EventPosition | 'oldest', limit: number): MaybePromise<EventPage>;
+  /** The position after the last event committed so far: reading from it returns only later events. */
+  latestEventPosition(): MaybePromise<EventPosition>;
+  /**
+   * Calls `listener` whenever events may have committed, in this process or in any other that
+   * shares the store, until the returned function is called. While anyone listens, the store
+   * watches for other processes' commits (PostgreSQL: LISTEN/NOTIFY; SQLite: a short poll).
+   */
+  watchEvents(listener: () => void): () => void;
+  /** Calls `listener` with the events of each commit this process makes, until the returned function is called. */
+  onEventsWritten(listener: (counts: EventCounts) => void): () => void;
+  /** Removes the events that occurred before `before` (an ISO 8601 UTC time); returns how many. */
+  pruneEvents(before: string): Promise<number>;
   /** Whether an order that has not been cancelled refers to this pet. */
   petExists(petId: number): Promise<boolean>;
   /** Stores a new key's hash under a unique name; throws DuplicateKeyNameError when the name is taken. */

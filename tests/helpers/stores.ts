@@ -27,6 +27,8 @@ export interface StoredRow {
 export interface TestStore {
   store: Store;
   rows: () => Promise<StoredRow[]>;
+  /** Opens another store on the same data: a second instance, as another server process would. */
+  another: () => Promise<Store>;
   /** What a CLI or a server process needs to reach the same data: `--db FILE` or the URL. */
   cliArgs: string[];
   env: NodeJS.ProcessEnv;
@@ -66,6 +68,7 @@ function sqliteKind(): StoreKind {
       const file = path.join(tmp!.dir, `store-${counter}.db`);
       return {
         store: openSqliteStore(file),
+        another: async () => openSqliteStore(file),
         rows: async () => rowsOf(file),
         cliArgs: ['--db', file],
         env: {},
@@ -98,9 +101,14 @@ function postgresKind(): StoreKind {
     open: async () => {
       const { url } = database!;
       const store = await openPostgresStore(url, { poolSize: 4 });
-      await sql(url, 'TRUNCATE orders, api_keys; UPDATE store_meta SET revision = 0, store_id = substr(md5(random()::text), 1, 16)');
+      await sql(
+        url,
+        `TRUNCATE orders, api_keys, order_events;
+         UPDATE store_meta SET revision = 0, store_id = substr(md5(random()::text), 1, 16), events_pruned_xid = '0', events_pruned_seq = 0`,
+      );
       return {
         store,
+        another: () => openPostgresStore(url, { poolSize: 4 }),
         rows: () => sql<StoredRow>(url, 'SELECT id, status, cancelled_at, shipped_at FROM orders ORDER BY id'),
         cliArgs: [],
         env: { PETSTORE_DATABASE_URL: url },

@@ -33,6 +33,8 @@ const document = contracts.v1.document;
 const validateError = createContractAjv(document).compile(document.components?.schemas?.Error as object);
 /** A cursor the server handed out, for the generators to send back as it is, altered, or with other filters. */
 let cursor = '';
+/** A cursor of the change feed, from its first page. */
+let feedCursor = '';
 
 let store: Store;
 let file: string;
@@ -60,6 +62,8 @@ beforeAll(async () => {
     headers: { Authorization: `Bearer ${key}` },
   });
   cursor = ((await page.json()) as { nextCursor: string }).nextCursor;
+  const events = await fetch(`http://127.0.0.1:${port}/v2/store/order-events?limit=3`, { headers: { Authorization: `Bearer ${key}` } });
+  feedCursor = ((await events.json()) as { nextCursor: string }).nextCursor;
   state = new Database(file, { readonly: true });
   process.stdout.write(`fuzz: seed ${SEED}, ${RUNS} requests through http, ${RAW_RUNS} raw (replay with FUZZ_SEED=${SEED})\n`);
 });
@@ -149,6 +153,24 @@ const v2Query = fc.oneof(
   // The cursor with the query it was issued for: the next page.
   { weight: 1, arbitrary: fc.constant('?limit=3&status=pending&cursor=CURSOR') },
 );
+// The change feed's parameters, valid and not: its own cursor as it is or altered, the list's
+// cursor, from, limits, and waits (the valid ones short: a wait past the events holds the request).
+const feedQuery = fc
+  .record(
+    {
+      after: fc.oneof(fc.constant('FEEDCURSOR'), cursorValue),
+      from: mostly(fc.constantFrom('oldest', 'latest')),
+      limit: mostly(fc.integer({ min: 1, max: 1000 }).map(String)),
+      wait: fc.constantFrom('0', '1', '31', '-1', '1.5', 'x', ''),
+      extra: fc.constantFrom('cursor=1', 'status=pending', 'wait=0', '_=1'),
+    },
+    { requiredKeys: [] },
+  )
+  .map(({ extra, ...query }) => {
+    const pairs = Object.entries(query).map(([name, value]) => `${name}=${encodeURIComponent(value)}`);
+    if (extra !== undefined) pairs.push(extra);
+    return pairs.length === 0 ? '' : `?${pairs.join('&')}`;
+  });
 // Paths built from each document's own templates, with their parameters filled in oddly.
 const versioned = fc
   .constantFrom(...VERSIONS)
@@ -159,6 +181,7 @@ const apiPath = fc.oneof(
     arbitrary: fc.tuple(versioned, oddSegment).map(([[version, template], value]) => `/${version}${template.replace(/\{[^}]+\}/g, value)}`),
   },
   { weight: 3, arbitrary: v2Query.map((query) => `/v2/store/orders${query}`) },
+  { weight: 1, arbitrary: feedQuery.map((query) => `/v2/store/order-events${query}`) },
   {
     weight: 1,
     arbitrary: fc
@@ -267,7 +290,7 @@ function send(request: Generated): Promise<Answer> {
 
 /** A path with the server's cursor put in: as it is (`CURSOR`), or altered at a position (`CURSOR@at@put`). */
 function withCursor(path: string): string {
-  return path.replace(/CURSOR(?:%40(\d+)%40([^&]*))?/, (_match, at?: string, put?: string) => {
+  return path.replace('FEEDCURSOR', feedCursor).replace(/CURSOR(?:%40(\d+)%40([^&]*))?/, (_match, at?: string, put?: string) => {
     if (at === undefined) return cursor;
     const i = Number(at) % (cursor.length + 1);
     return encodeURIComponent(cursor.slice(0, i) + decodeURIComponent(put ?? '') + cursor.slice(i + 1));
@@ -326,6 +349,7 @@ test('no generated request gets a 5xx, every answer conforms, and refused reques
   let count = 0;
   const statuses = new Map<number, number>();
   const v2Lists = new Map<number, number>();
+  const feedReads = new Map<number, number>();
   await fc.assert(
     fc.asyncProperty(requestArb, async (request) => {
       const before = snapshot();
@@ -333,6 +357,7 @@ test('no generated request gets a 5xx, every answer conforms, and refused reques
       count += 1;
       statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
       if (request.path.startsWith('/v2/store/orders?')) v2Lists.set(answer.status, (v2Lists.get(answer.status) ?? 0) + 1);
+      if (request.path.startsWith('/v2/store/order-events')) feedReads.set(answer.status, (feedReads.get(answer.status) ?? 0) + 1);
       checkAnswer(request, answer, before);
     }),
     { seed: SEED, numRuns: RUNS, endOnFailure: true },
@@ -344,6 +369,9 @@ test('no generated request gets a 5xx, every answer conforms, and refused reques
   // v2's lists with a generated query: pages served and parameters refused, both in earnest.
   expect(v2Lists.get(200) ?? 0).toBeGreaterThan(20);
   expect(v2Lists.get(400) ?? 0).toBeGreaterThan(100);
+  process.stdout.write(`fuzz: change feed reads, statuses ${JSON.stringify(Object.fromEntries(feedReads))}\n`);
+  expect(feedReads.get(200) ?? 0).toBeGreaterThan(10);
+  expect(feedReads.get(400) ?? 0).toBeGreaterThan(50);
 }, 120_000);
 
 // Bytes a well-behaved client library refuses to send: control characters, raw unicode and

@@ -2,7 +2,8 @@
 import type { HandlerDefinitions } from '../../http/handlers';
 import { cancelOrder } from './cancel-order';
 import { getOrderById } from './get-order-by-id';
+import { listOrderEvents } from './list-order-events';
 import { listOrders } from './list-orders';
 
 /** The handler module of every operation in spec/openapi-v2.yaml. */
-export const v2Handlers = { listOrders, getOrderById, cancelOrder } satisfies HandlerDefinitions<'v2'>;
+export const v2Handlers = { listOrders, getOrderById, cancelOrder, listOrderEvents } satisfies HandlerDefinitions<'v2'>;

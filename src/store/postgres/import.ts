@@ -123,15 +123,23 @@ function publishSql(now: string): PublishSql {
       values: [offset],
     }),
     moveWithIds: {
-      text: `INSERT INTO orders (id, ${columns}) SELECT id, ${values} FROM import_staging WHERE id IS NOT NULL ORDER BY idx`,
+      text: withCreatedEvents(
+        `INSERT INTO orders (id, ${columns}) SELECT id, ${values} FROM import_staging WHERE id IS NOT NULL ORDER BY idx`,
+      ),
       values: [now],
     },
     moveWithoutIds: (largest) => ({
-      text: `INSERT INTO orders (id, ${columns})
-             SELECT $2::bigint + row_number() OVER (ORDER BY idx), ${values} FROM import_staging WHERE id IS NULL`,
+      text: withCreatedEvents(`INSERT INTO orders (id, ${columns})
+             SELECT $2::bigint + row_number() OVER (ORDER BY idx), ${values} FROM import_staging WHERE id IS NULL`),
       values: [now, largest],
     }),
   };
+}
+
+/** A move into `orders` that also writes each moved order's order.created event, set-wise, at the time `$1`. */
+function withCreatedEvents(move: string): string {
+  return `WITH moved AS (${move} RETURNING id, status)
+    INSERT INTO order_events (type, order_id, status, occurred_at) SELECT 'order.created', id, status, $1 FROM moved`;
 }
 
 /** Publishes the staged records, one import at a time (the advisory lock), in the import's transaction. */

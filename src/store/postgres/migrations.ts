@@ -1,7 +1,15 @@
 import type { PoolClient } from 'pg';
 import { DATE_TIME_DIGITS, instantKeySql } from '../date-time-sql';
 import { migrate, type Migration } from '../migration';
-import { PAGE_INDEXES_SQL, firstShipDateShape, metaAndKeysSql, ordersTableSql, shipDateCheck, shipDateRefusal } from '../sql';
+import {
+  PAGE_INDEXES_SQL,
+  firstShipDateShape,
+  metaAndKeysSql,
+  orderEventsTableSql,
+  ordersTableSql,
+  shipDateCheck,
+  shipDateRefusal,
+} from '../sql';
 import { postgresConnection, postgresDialect } from './dialect';
 
 const dialect = postgresDialect;
@@ -51,6 +59,25 @@ export const PG_MIGRATIONS: readonly Migration[] = [
     // 60-line nest of CASE and substr: it gets today's, which a person can read. Every row passes
     // it already (migration 2 saw to that); it is checked once more as it is added.
     sql: `ALTER TABLE orders DROP CONSTRAINT order_ship_date_rfc3339, ADD CONSTRAINT ${SHIP_DATE_RFC3339};`,
+  },
+  {
+    version: 5,
+    name: 'the change feed',
+    // Each event records its transaction's id (xid); the feed is ordered by (xid, seq), and a
+    // reader sees only the events of transactions older than every one still running (see
+    // EVENTS_SETTLED in ./store.ts). The key serves that order. events_pruned_xid and
+    // events_pruned_seq are the last event a prune removed: a cursor before it has lost events.
+    sql: `
+      ${orderEventsTableSql(
+        dialect,
+        `xid         xid8    NOT NULL DEFAULT pg_current_xact_id(),
+        seq         BIGINT  GENERATED ALWAYS AS IDENTITY,
+        PRIMARY KEY (xid, seq)`,
+      )};
+      ALTER TABLE store_meta
+        ADD COLUMN events_pruned_xid xid8   NOT NULL DEFAULT '0',
+        ADD COLUMN events_pruned_seq BIGINT NOT NULL DEFAULT 0;
+    `,
   },
 ];
 

@@ -3,10 +3,15 @@ import Cursor from 'pg-cursor';
 import type { Logger } from '../../logger';
 import { silentLogger } from '../../logger';
 import { cancelOutcome, cursorSecretOf, etagOf, keyCreationError, prefetched, rowToRecord, shipOutcome, timestamp as now } from '../core';
+import { EventSignals, MOVE_EVENTS, comparePositions, eventRowToRecord, laterPosition, pruneInBatches, type EventRow } from '../events';
 import { BEFORE_FIRST_ID, statusSql, storeSql, type OrderRow } from '../sql';
 import {
+  EventsExpiredError,
   StoreInvariantError,
   type CancelOutcome,
+  type EventCounts,
+  type EventPage,
+  type EventPosition,
   type ImportRecords,
   type KeyInfo,
   type OrderRecord,
@@ -18,6 +23,7 @@ import {
 } from '../types';
 import { postgresDialect } from './dialect';
 import { guardPg, translatePg } from './errors';
+import { EVENTS_CHANNEL, EVENTS_SQL, listenForEvents } from './events';
 import { importIntoPostgres } from './import';
 import { migratePostgres } from './migrations';
 
@@ -74,11 +80,60 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     await pool.end().catch(() => undefined);
     throw translatePg(err);
   }
-  return new PostgresStore(pool);
+  return new PostgresStore(pool, url, logger);
 }
 
+/** A row of EVENTS_SQL.read: the prune's mark, then an event, or nulls when there is none. */
+type ReadRow = [prunedTx: string, prunedSeq: number, ...(EventRow | NoEvent)];
+type NoEvent = [null, null, null, null, null, null, null, null, null, null];
+
 class PostgresStore implements Store {
-  constructor(private readonly pool: pg.Pool) {}
+  /** Who hears of events: this instance's commits at once, others' by NOTIFY (and a slow poll). */
+  private readonly signals: EventSignals;
+  /** Whether a NOTIFY is being sent, and whether another commit came since it was asked for. */
+  private notifying: 'idle' | 'sending' | 'again' = 'idle';
+
+  constructor(
+    private readonly pool: pg.Pool,
+    url: string,
+    private readonly logger: Logger,
+  ) {
+    this.signals = new EventSignals((changed) => listenForEvents(url, logger, changed, () => this.eventHead()));
+  }
+
+  /** This instance committed events: its own waiting readers hear at once, other instances' by NOTIFY. */
+  private committed(counts: EventCounts): void {
+    this.signals.committed(counts);
+    // Sent after the commit, not in its transaction: a NOTIFY in the transaction would make every
+    // cancel take the database's notify lock while it commits. Commits that come while one is
+    // being sent share the next.
+    if (this.notifying !== 'idle') {
+      this.notifying = 'again';
+      return;
+    }
+    this.notifying = 'sending';
+    const send = (): void => {
+      this.pool.query(`SELECT pg_notify('${EVENTS_CHANNEL}', '')`).then(
+        () => {
+          if (this.notifying === 'again') {
+            this.notifying = 'sending';
+            send();
+          } else this.notifying = 'idle';
+        },
+        (err: unknown) => {
+          this.notifying = 'idle';
+          this.logger.warn({ err }, 'could not tell other instances of new events; their waiting readers will see them at their next look');
+        },
+      );
+    };
+    send();
+  }
+
+  /** A text that changes whenever the feed's last readable event does. */
+  private async eventHead(): Promise<string> {
+    const { tx, seq } = await this.latestEventPosition();
+    return `${tx}/${seq}`;
+  }
 
   private query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
     return guardPg(() => this.pool.query<R>(text, values));
@@ -191,25 +246,71 @@ class PostgresStore implements Store {
    * one `moved`. Otherwise says the order's status (null when there is no such order).
    */
   private async movePending(id: number, to: 'cancelled' | 'shipped'): Promise<{ moved: boolean; status: OrderStatus | null }> {
+    const event = MOVE_EVENTS[to];
     const { rows } = await this.query<{ moved: number; status: OrderStatus | null }>(
       `WITH moved AS (
          ${to === 'cancelled' ? SQL.cancel : SQL.ship} RETURNING id
        ), bumped AS (
          ${SQL.bumpRevision} WHERE EXISTS (SELECT 1 FROM moved)
+       ), evented AS (
+         INSERT INTO order_events (type, order_id, status, occurred_at)
+         SELECT '${event.type}', id, ${event.status === null ? 'NULL' : `'${event.status}'`}, $1 FROM moved
        )
        SELECT (SELECT count(*) FROM moved)::int AS moved, (${statusSql([], '$2')}) AS status`,
       [now(), id],
     );
     const [row] = rows;
     if (row === undefined) throw new StoreInvariantError('a move of an order returned no row');
+    if (row.moved === 1) this.committed({ [event.type]: 1 });
     return { moved: row.moved === 1, status: row.status };
+  }
+
+  async readEvents(after: EventPosition | 'oldest', limit: number): Promise<EventPage> {
+    const from = after === 'oldest' ? { tx: '0', seq: 0 } : after;
+    const { rows } = await guardPg(() =>
+      this.pool.query<ReadRow>({
+        text: EVENTS_SQL.read,
+        values: [from.tx, from.seq, limit],
+        rowMode: 'array',
+      }),
+    );
+    const [first] = rows;
+    if (first === undefined) throw new StoreInvariantError('store_meta has no row: the schema was not migrated');
+    const pruned = { tx: first[0], seq: first[1] };
+    if (after !== 'oldest' && comparePositions(after, pruned) < 0) {
+      throw new EventsExpiredError(`events after ${after.tx}/${after.seq} were removed`);
+    }
+    const events = rows.flatMap(([, , ...event]) => (event[0] === null ? [] : [eventRowToRecord(event)]));
+    return { events, next: events.at(-1)?.position ?? (after === 'oldest' ? pruned : after) };
+  }
+
+  async latestEventPosition(): Promise<EventPosition> {
+    const { rows } = await this.query<{ pruned_tx: string; pruned_seq: number; tx: string | null; seq: number | null }>(EVENTS_SQL.latest);
+    const [row] = rows;
+    if (row === undefined) throw new StoreInvariantError('store_meta has no row: the schema was not migrated');
+    const pruned = { tx: row.pruned_tx, seq: row.pruned_seq };
+    return row.tx === null || row.seq === null ? pruned : laterPosition(pruned, { tx: row.tx, seq: row.seq });
+  }
+
+  watchEvents(listener: () => void): () => void {
+    return this.signals.watch(listener);
+  }
+
+  onEventsWritten(listener: (counts: EventCounts) => void): () => void {
+    return this.signals.onWritten(listener);
+  }
+
+  async pruneEvents(before: string): Promise<number> {
+    return pruneInBatches(async () => (await this.query<{ removed: number }>(EVENTS_SQL.prune, [before])).rows[0]?.removed ?? 0);
   }
 
   async importOrders(records: ImportRecords): Promise<number> {
     const client = await guardPg(() => this.pool.connect());
     let broken = false;
     try {
-      return await importIntoPostgres(client, records, now());
+      const imported = await importIntoPostgres(client, records, now());
+      if (imported > 0) this.committed({ 'order.created': imported });
+      return imported;
     } catch (err) {
       const translated = translatePg(err);
       // A connection that failed under the import is not given back to the pool.
@@ -251,6 +352,7 @@ class PostgresStore implements Store {
   }
 
   async close(): Promise<void> {
+    this.signals.stopWatching();
     if (!this.pool.ended) await this.pool.end();
   }
 }

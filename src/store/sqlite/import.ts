@@ -216,6 +216,15 @@ export const MOVE_SQL = `INSERT INTO main.orders SELECT * FROM ${READY}`;
 /** The move of one slice of a sliced publish: the same transfer, from the slice's own twin. */
 export const SLICE_MOVE_SQL = `INSERT INTO main.orders SELECT * FROM temp.${SLICE_TWIN}`;
 
+/**
+ * The order.created event of every order in the twin `name`, in id order, set-wise: written in the
+ * same transaction as the move of those orders.
+ */
+function createdEventsSql(name: string): string {
+  return `INSERT INTO main.order_events (type, order_id, status, occurred_at)
+    SELECT 'order.created', id, status, created_at FROM temp.${name} ORDER BY id`;
+}
+
 /** The largest id of the orders, or null: it changes whenever another import adds an order past it. */
 const LARGEST_ORDER_SQL = 'SELECT max(id) FROM main.orders';
 
@@ -339,12 +348,12 @@ function publishingNow(db: Database.Database): { from_id: number; to_id: number;
 /** In the write lock: marks the orders in the span as this import's, hidden until it is published. */
 function startPublishing(db: Database.Database, { from, to }: Span, options: PublishOptions): Publishing {
   const token = randomUUID();
-  db.prepare('INSERT INTO main.import_publishing (one, from_id, to_id, token, until_ms) VALUES (1, ?, ?, ?, ?)').run(
-    from,
-    to,
-    token,
-    leaseEnd(options),
-  );
+  // events_from: the seq its first event will have. Every event from it on, its own and any other
+  // committed meanwhile, is held back from the feed until it shows its orders (EVENTS_SQL, ./rows.ts).
+  db.prepare(
+    `INSERT INTO main.import_publishing (one, from_id, to_id, token, until_ms, events_from)
+     VALUES (1, ?, ?, ?, ?, coalesce((SELECT seq FROM main.sqlite_sequence WHERE name = 'order_events'), 0) + 1)`,
+  ).run(from, to, token, leaseEnd(options));
   return { from, to, token };
 }
 
@@ -391,6 +400,7 @@ async function publishSlices(
       db.transaction(() => {
         stillOurs(db, publishing, options);
         db.exec(SLICE_MOVE_SQL);
+        db.exec(createdEventsSql(SLICE_TWIN));
       }).immediate();
       from = until;
       await options.afterSlice?.(n);
@@ -444,13 +454,22 @@ async function removeHidden(db: Database.Database, publishing: Publishing, optio
   const remove = db.prepare<[number, number, number]>(
     'DELETE FROM main.orders WHERE id IN (SELECT id FROM main.orders WHERE id BETWEEN ? AND ? ORDER BY id LIMIT ?)',
   );
+  // Its events are the order.created ones of its span from its first seq on.
+  const removeEvents = db.prepare<[number, number, number]>(
+    `DELETE FROM main.order_events WHERE seq IN (
+       SELECT seq FROM main.order_events
+       WHERE seq >= (SELECT events_from FROM main.import_publishing) AND type = 'order.created' AND order_id BETWEEN ? AND ?
+       ORDER BY seq LIMIT ?)`,
+  );
   for (;;) {
     const removed = db
       .transaction(() => {
         stillOurs(db, publishing, options);
-        const { changes } = remove.run(publishing.from, publishing.to, options.sliceRows ?? SLICE_ROWS);
-        if (changes === 0) db.prepare('DELETE FROM main.import_publishing').run();
-        return changes;
+        const batch = options.sliceRows ?? SLICE_ROWS;
+        const { changes } = remove.run(publishing.from, publishing.to, batch);
+        const events = removeEvents.run(publishing.from, publishing.to, batch).changes;
+        if (changes + events === 0) db.prepare('DELETE FROM main.import_publishing').run();
+        return changes + events;
       })
       .immediate();
     if (removed === 0) return;
@@ -518,6 +537,7 @@ export function twinOfOrders(db: Database.Database, name = TWIN): { table: strin
 /** Under the write lock: the twin's rows into `orders`, and the revision. */
 function move(db: Database.Database, count: number): number {
   db.exec(MOVE_SQL);
+  db.exec(createdEventsSql(TWIN));
   return drive(revisionSteps(count), sqliteConnection(db));
 }
 

@@ -1,7 +1,15 @@
 import type Database from 'better-sqlite3';
 import { instantKeySql } from '../date-time-sql';
 import { migrate as migrateWith, type Migration } from '../migration';
-import { PAGE_INDEXES_SQL, firstShipDateShape, metaAndKeysSql, ordersTableSql, shipDateCheck, shipDateRefusal } from '../sql';
+import {
+  PAGE_INDEXES_SQL,
+  firstShipDateShape,
+  metaAndKeysSql,
+  orderEventsTableSql,
+  ordersTableSql,
+  shipDateCheck,
+  shipDateRefusal,
+} from '../sql';
 import { sqliteConnection, sqliteDialect } from './dialect';
 
 export type { Migration } from '../migration';
@@ -89,6 +97,19 @@ export const MIGRATIONS: readonly Migration[] = [
       { into: `${COLUMNS}, ship_at`, from: `${COLUMNS}, ship_at` },
       PAGE_INDEXES_SQL,
     ),
+  },
+  {
+    version: 6,
+    name: 'the change feed',
+    // The one writer commits events in seq order, so seq alone is the feed's order (AUTOINCREMENT:
+    // a seq is never given twice, even after the newest events are removed). events_pruned_seq is
+    // the last event a prune removed: a cursor before it has lost events. events_from holds back,
+    // while an import publishes in slices, every event from its first on (./store.ts).
+    sql: `
+      ${orderEventsTableSql(dialect, 'seq         INTEGER PRIMARY KEY AUTOINCREMENT')};
+      ALTER TABLE store_meta ADD COLUMN events_pruned_seq INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE import_publishing ADD COLUMN events_from INTEGER NOT NULL DEFAULT 0;
+    `,
   },
 ];
 

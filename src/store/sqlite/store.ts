@@ -1,25 +1,30 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import type {
-  CancelOutcome,
-  ImportRecords,
-  KeyInfo,
-  OrderRecord,
-  OrderSnapshot,
-  PageRequest,
-  OrderStatus,
-  ShipOutcome,
-  Store,
+import {
+  EventsExpiredError,
+  type CancelOutcome,
+  type EventCounts,
+  type EventPage,
+  type EventPosition,
+  type ImportRecords,
+  type KeyInfo,
+  type OrderRecord,
+  type OrderSnapshot,
+  type PageRequest,
+  type OrderStatus,
+  type ShipOutcome,
+  type Store,
 } from '../types';
 import { errorMessage, StoreBusyError, StoreUnavailableError } from '../../errors';
 import { cancelOutcome, cursorSecretOf, etagOf, keyCreationError, prefetched, rowToRecord, shipOutcome, timestamp as now } from '../core';
+import { EventSignals, INSERT_EVENT_SQL, MOVE_EVENTS, eventRowToRecord, pruneInBatches, type EventRow } from '../events';
 import { BEFORE_FIRST_ID, type OrderRow } from '../sql';
 import { sqliteDialect, sqlitePlaceholders } from './dialect';
 import { guard, storeClosed } from './errors';
 import { importThroughStaging } from './import';
 import { migrate } from './migrations';
-import { SQL } from './rows';
+import { EVENTS_SQL, SQL } from './rows';
 import { GroupCommit } from './group-commit';
 import { ReaderPool } from './snapshots';
 
@@ -58,6 +63,12 @@ export function openSqliteStore(file: string, options: SqliteStoreOptions = {}):
     return importer;
   });
 }
+
+/**
+ * How often (ms) a store that someone is waiting on looks for events that other processes (the
+ * CLI, another server on the same file) committed; this process's own wake its readers at once.
+ */
+const EVENT_POLL_MS = 25;
 
 /** The longest pause (ms) between two attempts at the write lock while another connection holds it. */
 const MAX_LOCK_PAUSE_MS = 16;
@@ -112,6 +123,8 @@ class SqliteStore implements Store {
   private writeFailure: unknown = null;
   /** How long a write waits for another connection's lock (the connection's busy timeout). */
   private readonly busyTimeoutMs: number;
+  /** Who hears of events: this process's commits at once, other processes' by a poll of the feed's head. */
+  private readonly signals: EventSignals;
 
   constructor(
     private readonly db: Database.Database,
@@ -137,17 +150,47 @@ class SqliteStore implements Store {
       revokeKey: prepare(SQL.keys.revoke),
       findKey: prepare<[string], { name: string }>(SQL.keys.findActive),
       touch: prepare('UPDATE store_meta SET revision = revision'),
+      insertEvent: prepare<[type: string, orderId: number, status: string | null, at: string], never>(INSERT_EVENT_SQL),
+      events: prepare<[after: number, limit: number], EventRow>(EVENTS_SQL.read).raw(true),
+      eventsPruned: prepare<[], number>(EVENTS_SQL.pruned).pluck(),
+      latestEvent: prepare<[], number>(EVENTS_SQL.latest).pluck(),
+      eventsHead: prepare<[], string>(EVENTS_SQL.head).pluck(),
+      firstKept: prepare<[string], number>(EVENTS_SQL.firstKept).pluck(),
+      pruneUpTo: prepare<[number], number | null>(EVENTS_SQL.pruneUpTo).pluck(),
+      prune: prepare<[number], never>(EVENTS_SQL.prune),
+      markPruned: prepare<[number], never>(EVENTS_SQL.markPruned),
     };
     const cancelAll = db.transaction((ids: readonly number[]): CancelOutcome[] => {
       const at = now();
+      const { type, status } = MOVE_EVENTS.cancelled;
       const outcomes = ids.map((id): CancelOutcome => {
-        if (this.statements.cancel.run(at, id).changes === 1) return cancelOutcome(true, 'cancelled');
-        return cancelOutcome(false, this.statements.status.get(id)?.status);
+        if (this.statements.cancel.run(at, id).changes !== 1) return cancelOutcome(false, this.statements.status.get(id)?.status);
+        this.statements.insertEvent.run(type, id, status, at);
+        return cancelOutcome(true, 'cancelled');
       });
       if (outcomes.includes('cancelled')) this.statements.bump.run();
       return outcomes;
     });
-    this.cancels = new GroupCommit((ids, since) => this.writeWhenFree(() => cancelAll.immediate(ids), since));
+    this.cancels = new GroupCommit(async (ids, since) => {
+      const outcomes = await this.writeWhenFree(() => cancelAll.immediate(ids), since);
+      const cancelled = outcomes.filter((outcome) => outcome === 'cancelled').length;
+      if (cancelled > 0) this.signals.committed({ [MOVE_EVENTS.cancelled.type]: cancelled });
+      return outcomes;
+    });
+    this.signals = new EventSignals((changed) => {
+      let head = this.statements.eventsHead.get();
+      const poll = setInterval(() => {
+        try {
+          const now = this.guard(() => this.statements.eventsHead.get());
+          if (now !== head) changed();
+          head = now;
+        } catch {
+          // A store that cannot be read now is read again at the next poll; its readers see the error.
+        }
+      }, EVENT_POLL_MS);
+      poll.unref();
+      return () => clearInterval(poll);
+    });
   }
 
   /**
@@ -269,17 +312,57 @@ class SqliteStore implements Store {
   }
 
   async shipOrder(id: number): Promise<ShipOutcome> {
-    return this.writeWhenFree(() =>
+    const { type, status } = MOVE_EVENTS.shipped;
+    const outcome = await this.writeWhenFree(() =>
       this.db
         .transaction((): ShipOutcome => {
-          if (this.statements.ship.run(now(), id).changes === 1) {
-            this.statements.bump.run();
-            return shipOutcome(true, 'shipped');
-          }
-          return shipOutcome(false, this.statements.status.get(id)?.status);
+          const at = now();
+          if (this.statements.ship.run(at, id).changes !== 1) return shipOutcome(false, this.statements.status.get(id)?.status);
+          this.statements.insertEvent.run(type, id, status, at);
+          this.statements.bump.run();
+          return shipOutcome(true, 'shipped');
         })
         .immediate(),
     );
+    if (outcome === 'shipped') this.signals.committed({ [type]: 1 });
+    return outcome;
+  }
+
+  readEvents(after: EventPosition | 'oldest', limit: number): EventPage {
+    return this.guard(() =>
+      // One read transaction: the prune's mark and the events are of the same moment.
+      this.db.transaction((): EventPage => {
+        const pruned = this.statements.eventsPruned.get() ?? 0;
+        if (after !== 'oldest' && after.seq < pruned) throw new EventsExpiredError(`events after ${after.seq} were removed`);
+        const from = after === 'oldest' ? pruned : after.seq;
+        const events = this.statements.events.all(from, limit).map(eventRowToRecord);
+        return { events, next: events.at(-1)?.position ?? { tx: '0', seq: from } };
+      })(),
+    );
+  }
+
+  latestEventPosition(): EventPosition {
+    return this.guard(() => ({ tx: '0', seq: this.statements.latestEvent.get() ?? 0 }));
+  }
+
+  watchEvents(listener: () => void): () => void {
+    return this.signals.watch(listener);
+  }
+
+  onEventsWritten(listener: (counts: EventCounts) => void): () => void {
+    return this.signals.onWritten(listener);
+  }
+
+  async pruneEvents(before: string): Promise<number> {
+    const batch = this.db.transaction((): number => {
+      const upTo = this.statements.pruneUpTo.get(this.statements.firstKept.get(before) ?? Number.MAX_SAFE_INTEGER) ?? null;
+      if (upTo === null) return 0;
+      const { changes } = this.statements.prune.run(upTo);
+      this.statements.markPruned.run(upTo);
+      return changes;
+    });
+    // A batch per write transaction, so that a cancel never waits long for the lock.
+    return pruneInBatches(() => this.writeWhenFree(() => batch.immediate()));
   }
 
   async importOrders(records: ImportRecords): Promise<number> {
@@ -289,6 +372,7 @@ class SqliteStore implements Store {
     try {
       const imported = await importThroughStaging(importer, records, now());
       this.writeFailure = null;
+      if (imported > 0) this.signals.committed({ 'order.created': imported });
       return imported;
     } catch (err) {
       if (err instanceof StoreUnavailableError) this.writeFailure = err;
@@ -338,6 +422,7 @@ class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
+    this.signals.stopWatching();
     this.readers.close();
     if (this.db.open) this.db.close();
   }

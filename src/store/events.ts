@@ -1,0 +1,130 @@
+import type { EventCounts, EventPosition, OrderEventRecord, OrderEventType, OrderStatus } from './types';
+import { StoreInvariantError } from './types';
+
+// The change feed's parts that every store shares: the event rows' SQL, their mapping to records,
+// the order of positions, and the signals that wake a waiting reader.
+
+/**
+ * One event, written in the same transaction as its change: `$1` type, `$2` order id, `$3` the
+ * order's status after it (null for order.cancelled), `$4` the time. The event's order is the
+ * orders row (only its status ever changes) with this status, so the event stays what it said.
+ */
+export const INSERT_EVENT_SQL = 'INSERT INTO order_events (type, order_id, status, occurred_at) VALUES ($1, $2, $3, $4)';
+
+/** The event a move of a pending order writes, and the status it leaves. */
+export const MOVE_EVENTS = {
+  cancelled: { type: 'order.cancelled', status: null },
+  shipped: { type: 'order.shipped', status: 'shipped' },
+} as const satisfies Record<string, { type: OrderEventType; status: OrderStatus | null }>;
+
+/**
+ * An event row as the stores read it, in array mode: position, type, order id, time, the status it
+ * left (null for order.cancelled), then the order's unchanging columns (null for order.cancelled).
+ */
+export type EventRow = [
+  tx: string,
+  seq: number,
+  type: OrderEventType,
+  orderId: number,
+  occurredAt: string,
+  status: OrderStatus | null,
+  petId: number | null,
+  quantity: number | null,
+  shipDate: string | null,
+  complete: number | boolean | null,
+];
+
+/** The columns of an EventRow after its position, from `order_events e` left-joined to `orders o`. */
+export const EVENT_COLUMNS = 'e.type, e.order_id, e.occurred_at, e.status, o.pet_id, o.quantity, o.ship_date, o.complete';
+
+/** The join of an event to its order; order.cancelled has none to show. */
+export const EVENT_JOIN = 'order_events e LEFT JOIN orders o ON o.id = e.order_id AND e.status IS NOT NULL';
+
+/** The one mapping from an event row to the feed's record. */
+export function eventRowToRecord([
+  tx,
+  seq,
+  type,
+  orderId,
+  occurredAt,
+  status,
+  petId,
+  quantity,
+  shipDate,
+  complete,
+]: EventRow): OrderEventRecord {
+  const position = { tx: String(tx), seq };
+  if (status === null) return { position, type, orderId, occurredAt };
+  if (petId === null || quantity === null || shipDate === null || complete === null) {
+    throw new StoreInvariantError(`event ${seq} is of order ${orderId}, which the store does not have`);
+  }
+  const order = { id: orderId, petId, quantity, shipDate, complete: complete === 1 || complete === true, status };
+  return { position, type, orderId, occurredAt, order };
+}
+
+/** Negative, zero or positive as `a` comes before, at or after `b` in the feed. */
+export function comparePositions(a: EventPosition, b: EventPosition): number {
+  const tx = BigInt(a.tx) - BigInt(b.tx);
+  if (tx !== 0n) return tx < 0n ? -1 : 1;
+  return a.seq - b.seq;
+}
+
+/** The later of two positions. */
+export function laterPosition(a: EventPosition, b: EventPosition): EventPosition {
+  return comparePositions(a, b) >= 0 ? a : b;
+}
+
+/** Events removed by one statement of a prune, so that no transaction of it holds locks for long. */
+export const PRUNE_BATCH = 10_000;
+
+/** Runs `batch` (one transaction removing up to PRUNE_BATCH events) until it removes none; answers how many in all. */
+export async function pruneInBatches(batch: () => Promise<number>): Promise<number> {
+  let removed = 0;
+  for (let last = await batch(); last > 0; last = await batch()) removed += last;
+  return removed;
+}
+
+/**
+ * Who hears of events in one store: listeners of this process's commits, and watchers of anyone's.
+ * The store calls `committed` after each commit that wrote events, and `changed` when it learns
+ * that another process may have; `outside` starts watching other processes (and returns how to
+ * stop) only while someone watches.
+ */
+export class EventSignals {
+  private readonly written = new Set<(counts: EventCounts) => void>();
+  private readonly watchers = new Set<() => void>();
+  private stopOutside: (() => void) | undefined;
+
+  constructor(private readonly outside: (changed: () => void) => () => void) {}
+
+  /** This process committed these events. */
+  committed(counts: EventCounts): void {
+    for (const listener of this.written) listener(counts);
+    this.changed();
+  }
+
+  /** Events may have committed somewhere. */
+  changed(): void {
+    for (const watcher of [...this.watchers]) watcher();
+  }
+
+  onWritten(listener: (counts: EventCounts) => void): () => void {
+    this.written.add(listener);
+    return () => void this.written.delete(listener);
+  }
+
+  watch(watcher: () => void): () => void {
+    this.watchers.add(watcher);
+    if (this.stopOutside === undefined) this.stopOutside = this.outside(() => this.changed());
+    return () => {
+      this.watchers.delete(watcher);
+      if (this.watchers.size === 0) this.stopWatching();
+    };
+  }
+
+  /** Stops watching other processes; for the store's close. */
+  stopWatching(): void {
+    this.stopOutside?.();
+    this.stopOutside = undefined;
+  }
+}
