@@ -267,6 +267,11 @@ export interface components {
         /** @description The service cannot answer right now (the order store cannot be reached, or too many requests are waiting for events). Retry later. */
         ServiceUnavailable: {
             headers: {
+                /**
+                 * @description Seconds to wait before retrying, when the server can tell.
+                 * @example 1
+                 */
+                "Retry-After"?: number;
                 [name: string]: unknown;
             };
             content: {

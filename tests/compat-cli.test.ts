@@ -22,18 +22,12 @@ function editedFile(name: string, edit: (doc: ReturnType<typeof readDocument>) =
   return file;
 }
 
-test("on this project: v1 matches its release, and v2's additions since 2.0.0 are additive, bumped to 2.1.0 and announced: the check passes", async () => {
+test('on this project: v1 and v2 match their latest releases, 1.0.0 and 2.1.0: the check passes', async () => {
   const result = await cliAsync(['compat']);
 
   expect(result.stdout).toBe(
     'spec/openapi.yaml (1.0.0) against spec/released/1.0.0.yaml (1.0.0): no changes\n' +
-      'spec/openapi-v2.yaml (2.1.0) against spec/released/2.0.0.yaml (2.0.0): 6 change(s)\n' +
-      'docs      docs-changed  /info/description  [Replaced] document metadata (info.description)\n' +
-      'docs      docs-changed  /paths/~1store~1orders/get/responses/503/description  [Replaced] annotation (description) of Response 503\n' +
-      'docs      docs-changed  /paths/~1store~1orders~1{orderId}/delete/parameters/0/description  [Replaced] required path parameter `orderId`\n' +
-      'docs      docs-changed  /paths/~1store~1orders~1{orderId}/delete/responses/503/description  [Replaced] annotation (description) of Response 503\n' +
-      'additive  operation-added  /paths/~1store~1orders~1{orderId}/get  [Added] operation GET /store/orders/{orderId}\n' +
-      'additive  operation-added  /paths/~1store~1order-events/get  [Added] operation GET /store/order-events\n',
+      'spec/openapi-v2.yaml (2.1.0) against spec/released/2.1.0.yaml (2.1.0): no changes\n',
   );
   expect(result.status).toBe(0);
 });
@@ -134,6 +128,45 @@ describe('checkProject', () => {
     const spec = projectWith('next-major', (doc) => (doc.info.version = '3.0.0'));
 
     expect(checkProject(new Date(), spec)).toContainEqual({ document: 'spec/openapi.yaml', release: null, report: null });
+  });
+});
+
+describe("v2's 2.1.0 against 2.0.0, as it was before 2.1.0 was released", () => {
+  /** A copy of spec/ and CHANGELOG.md without the 2.1.0 release, its v2 document and changelog edited. */
+  function before21(name: string, version: string, changelog: (text: string) => string): string {
+    const root = path.join(tmp.dir, name);
+    fs.cpSync(path.dirname(SPEC_PATH), path.join(root, 'spec'), { recursive: true });
+    fs.rmSync(path.join(root, 'spec', 'released', '2.1.0.yaml'), { force: true });
+    const working = path.join(root, 'spec', 'openapi-v2.yaml');
+    fs.writeFileSync(working, fs.readFileSync(working, 'utf8').replace(/^( {2}version: )2\.1\.0$/m, `$1${version}`));
+    const text = fs.readFileSync(path.join(path.dirname(SPEC_PATH), '..', 'CHANGELOG.md'), 'utf8');
+    fs.writeFileSync(path.join(root, 'CHANGELOG.md'), changelog(text));
+    return path.join(root, 'spec');
+  }
+  const v2 = (spec: string) => checkProject(new Date(), spec).find((check) => check.document === 'spec/openapi-v2.yaml')!;
+  const without21 = (text: string) => text.replace(/## 2\.1\.0 \([^)]*\)\n[\s\S]*?(?=\n## )/, '');
+
+  test('is additive: both operations added, and Retry-After on 503; it passes with the minor bump and the changelog section', () => {
+    const check = v2(before21('as-released', '2.1.0', (text) => text));
+
+    expect(check.release).toBe('spec/released/2.0.0.yaml');
+    expect(check.report!.findings.filter((f) => f.class === 'additive').map((f) => f.pointer)).toEqual([
+      '/paths/~1store~1orders/get/responses/503/headers',
+      '/paths/~1store~1orders~1{orderId}/delete/responses/503/headers',
+      '/paths/~1store~1orders~1{orderId}/get',
+      '/paths/~1store~1order-events/get',
+    ]);
+    expect(check.report!.findings.filter((f) => f.class === 'breaking')).toEqual([]);
+    expect(check.report!.problems).toEqual([]);
+  });
+
+  test('fails without the bump, and without the changelog section', () => {
+    expect(v2(before21('no-bump', '2.0.0', (text) => text)).report!.problems).toEqual([
+      'additive changes need a minor version bump: info.version is 2.0.0, and must be at least 2.1.0',
+    ]);
+    expect(v2(before21('no-section', '2.1.0', without21)).report!.problems).toEqual([
+      'CHANGELOG.md has no section for 2.1.0 ("## 2.1.0 (date)"): additive changes are announced there',
+    ]);
   });
 });
 

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { generateKey, hashKey } from '../../src/keys';
 import { openPostgresStore, openSqliteStore, type ImportRecord } from '../../src/store';
 import { bigDownload, median, peakRss, quantile, startServer, throughput, type Server } from './measure';
+import { feedRuns } from './feed';
 import { pageRuns } from './pages';
 import { postgresProblem, postgresRuns, withScratchDatabases } from './postgres';
 import { checkPerformancePage, writeLatestRun } from './report';
@@ -84,6 +85,12 @@ async function main(): Promise<void> {
   }
   if (ONLY === IMPORTS) {
     process.stdout.write(`${(await importRuns()).join('\n')}\n`);
+    return;
+  }
+  if (ONLY === FEED) {
+    const file = path.join(work, `orders-${BIG}.json`);
+    await writeOrdersFile(file, BIG);
+    process.stdout.write(`${(await changeFeed(file)).join('\n')}\n`);
     return;
   }
   const small = await template('list-1k', 1000);
@@ -256,6 +263,8 @@ async function main(): Promise<void> {
     '',
     ...importLines,
     '',
+    ...(await changeFeed(path.join(work, `orders-${BIG}.json`))),
+    '',
     `Machine: ${os.cpus().length} × ${os.cpus()[0]?.model.trim()}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}`,
   );
   process.stdout.write(`${lines.join('\n')}\n`);
@@ -267,6 +276,27 @@ async function main(): Promise<void> {
 const PAGES = 'v2 pages';
 /** BENCH_ONLY's value that runs only the imports and the cancels answered during one. */
 const IMPORTS = 'imports';
+/** BENCH_ONLY's value that runs only the change feed's rows (their import of BIG orders included). */
+const FEED = 'feed';
+
+/** The change feed's rows (./feed.ts), with BIG orders from `file`. */
+async function changeFeed(file: string): Promise<string[]> {
+  const pgProblem = PG ? await postgresProblem() : 'BENCH_PG=0';
+  let n = 0;
+  return scratchDatabases(pgProblem === null, async (createDatabase) => [
+    ...(await feedRuns({
+      cli: CLI,
+      key,
+      orders,
+      count: BIG,
+      importFile: (target, env) => timedImport([CLI, ...target, 'orders', 'import', file], env),
+      sqliteFile: (name) => path.join(work, `${name}-${(n += 1)}.db`),
+      postgresDatabase: pgProblem === null ? createDatabase : undefined,
+      nextPort: () => nextPort++,
+    })),
+    ...(pgProblem === null ? [] : ['', `PostgreSQL rows skipped: ${pgProblem}.`]),
+  ]);
+}
 
 function pagesContext(sqlite: string): Parameters<typeof pageRuns>[0] {
   return {
@@ -363,10 +393,12 @@ async function timedImport(args: string[], env: NodeJS.ProcessEnv = {}): Promise
   return { seconds, peak };
 }
 
-type Importer = 'sqlite' | 'naive' | 'plain' | 'postgres';
+type Importer = 'sqlite' | 'sqlite-quiet' | 'naive' | 'plain' | 'postgres' | 'postgres-quiet';
 const IMPORTERS: Record<Importer, string> = {
   sqlite: 'petstore-orders, SQLite',
+  'sqlite-quiet': 'the same, without its change-feed events',
   postgres: 'petstore-orders, PostgreSQL (COPY)',
+  'postgres-quiet': 'the same, without its change-feed events',
   naive: "naive whole-file importer, SQLite, the store's table",
   plain: 'naive whole-file importer, SQLite, a plain table',
 };
@@ -384,7 +416,11 @@ async function importRuns(): Promise<string[]> {
   const file = path.join(work, `orders-${BIG}.json`);
   await writeOrdersFile(file, BIG);
   const pgProblem = PG ? await postgresProblem() : 'BENCH_PG=0';
-  const importers: Importer[] = pgProblem === null ? ['plain', 'naive', 'sqlite', 'postgres'] : ['plain', 'naive', 'sqlite'];
+  const importers: Importer[] =
+    pgProblem === null
+      ? ['plain', 'naive', 'sqlite', 'sqlite-quiet', 'postgres', 'postgres-quiet']
+      : ['plain', 'naive', 'sqlite', 'sqlite-quiet'];
+  const quiet = path.join(__dirname, 'baselines', 'import-without-events.js');
   const runs = new Map<Importer, Array<{ seconds: number; peak: number }>>();
   const naive = path.join(__dirname, 'baselines', 'naive-import.js');
   const { latency } = await scratchDatabases(pgProblem === null, async (createDatabase) => {
@@ -393,10 +429,14 @@ async function importRuns(): Promise<string[]> {
         let result: { seconds: number; peak: number };
         if (importer === 'postgres') {
           result = await timedImport([CLI, 'orders', 'import', file], { PETSTORE_DATABASE_URL: await createDatabase() });
+        } else if (importer === 'postgres-quiet') {
+          result = await timedImport([quiet, '--url', await createDatabase(), file]);
+        } else if (importer === 'sqlite-quiet') {
+          result = await timedImport([quiet, '--db', path.join(work, `import-quiet-${round}.db`), file]);
         } else {
           // The last SQLite import of ours is the store the 1,000,000-order list is read from.
           const db = importer === 'sqlite' && round === 1 ? path.join(work, 'big.db') : path.join(work, `import-${importer}-${round}.db`);
-          const command = {
+          const command: Record<'sqlite' | 'naive' | 'plain', string[]> = {
             sqlite: [CLI, '--db', db, 'orders', 'import', file],
             naive: [naive, '--db', db, file],
             plain: [naive, '--plain', '--db', db, file],
@@ -433,6 +473,8 @@ async function importRuns(): Promise<string[]> {
     '| importer | time | orders/s | peak RSS | vs naive into a plain table | vs ours on SQLite |',
     '|---|---:|---:|---:|---:|---:|',
     ...bigRows,
+    '',
+    `The change feed's events cost the import ${(seconds('sqlite') / seconds('sqlite-quiet')).toFixed(2)}× on SQLite${pgProblem === null ? ` and ${(seconds('postgres') / seconds('postgres-quiet')).toFixed(2)}× on PostgreSQL` : ''} (with events / without; target ≤ 1.3×).`,
     ...(pgProblem === null ? [] : ['', `PostgreSQL import skipped: ${pgProblem}.`]),
     '',
     `## Cancels answered while ${BIG.toLocaleString('en')} orders are imported into the server's store`,

@@ -62,7 +62,7 @@ export async function importOrders(
  * refuses ends before it, so that the store stages every record before the refused one (an
  * earlier repeated id is still the error reported first); then the import fails on it.
  */
-async function* validatedRecords(
+export async function* validatedRecords(
   input: Readable,
   validate: ValidateFunction<ImportRecord>,
   onProgress: ImportProgress | undefined,

@@ -16,7 +16,13 @@ const IMPORT_LOCK = 0x70657473696d7074n; // "petsimpt": one import publishes at 
  * Records with an id go in first; records without one then get the next ids after the largest,
  * in file order. Any failure rolls everything back. The same rules and messages as SQLite's.
  */
-export async function importIntoPostgres(client: PoolClient, records: ImportRecords, now: string): Promise<number> {
+export async function importIntoPostgres(
+  client: PoolClient,
+  records: ImportRecords,
+  now: string,
+  // Only the bench turns the events off, to measure what they cost (scripts/bench/baselines/import-without-events.ts).
+  { events = true }: { events?: boolean } = {},
+): Promise<number> {
   await client.query('BEGIN');
   try {
     // The pool's statement timeout bounds a request's statements; the COPY lasts as long as the
@@ -33,7 +39,7 @@ export async function importIntoPostgres(client: PoolClient, records: ImportReco
       status    TEXT    NOT NULL
     ) ON COMMIT DROP`);
     const count = await stage(client, records);
-    const imported = await publish(client, count, now);
+    const imported = await publish(client, count, now, events);
     await client.query('COMMIT');
     return imported;
   } catch (err) {
@@ -109,7 +115,8 @@ async function checkRepeats(client: PoolClient): Promise<void> {
 }
 
 /** The publish's statements (publishSteps, in ../publish.ts) on the staging table; `now` is the import's time. */
-function publishSql(now: string): PublishSql {
+function publishSql(now: string, events: boolean): PublishSql {
+  const withCreatedEvents = events ? withEvents : (move: string) => move;
   const columns = 'pet_id, quantity, ship_date, complete, status, created_at, shipped_at';
   const values = `pet_id, quantity, ship_date, complete, status, $1, CASE status WHEN 'shipped' THEN $1 END`;
   return {
@@ -137,13 +144,13 @@ function publishSql(now: string): PublishSql {
 }
 
 /** A move into `orders` that also writes each moved order's order.created event, set-wise, at the time `$1`. */
-function withCreatedEvents(move: string): string {
+function withEvents(move: string): string {
   return `WITH moved AS (${move} RETURNING id, status)
     INSERT INTO order_events (type, order_id, status, occurred_at) SELECT 'order.created', id, status, $1 FROM moved`;
 }
 
 /** Publishes the staged records, one import at a time (the advisory lock), in the import's transaction. */
-async function publish(client: PoolClient, count: number, now: string): Promise<number> {
+async function publish(client: PoolClient, count: number, now: string, events: boolean): Promise<number> {
   await client.query('SELECT pg_advisory_xact_lock($1)', [IMPORT_LOCK.toString()]);
-  return drive(publishSteps(publishSql(now), count), postgresConnection(client));
+  return drive(publishSteps(publishSql(now, events), count), postgresConnection(client));
 }

@@ -238,6 +238,12 @@ export interface PublishOptions {
   afterSlice?: (slice: number) => void | Promise<void>;
   /** The clock leases are written and read by, in milliseconds since the epoch (default Date.now). */
   now?: () => number;
+  /**
+   * Whether the import writes its order.created events (default true). Only the bench turns them
+   * off, to measure what they cost (scripts/bench/baselines/import-without-events.ts): a store's
+   * own import always writes them.
+   */
+  events?: boolean;
 }
 
 const SLICE_ROWS = 50_000;
@@ -291,7 +297,7 @@ async function publish(db: Database.Database, staged: Import, options: PublishOp
             if (span === undefined || !noOrderWithin(db, span)) throw new OrdersMoved();
             return startPublishing(db, span, options);
           }
-          return move(db, count);
+          return move(db, count, options);
         })
         .immediate();
       if (outcome === 'wait') continue;
@@ -304,7 +310,7 @@ async function publish(db: Database.Database, staged: Import, options: PublishOp
           if (publishingNow(db) !== undefined) return 'wait';
           settle(db, staged);
           twinOfSettled(db, TWIN);
-          return move(db, count);
+          return move(db, count, options);
         })
         .immediate();
       if (outcome === 'wait') continue;
@@ -400,7 +406,7 @@ async function publishSlices(
       db.transaction(() => {
         stillOurs(db, publishing, options);
         db.exec(SLICE_MOVE_SQL);
-        db.exec(createdEventsSql(SLICE_TWIN));
+        if (options.events !== false) db.exec(createdEventsSql(SLICE_TWIN));
       }).immediate();
       from = until;
       await options.afterSlice?.(n);
@@ -535,9 +541,9 @@ export function twinOfOrders(db: Database.Database, name = TWIN): { table: strin
 }
 
 /** Under the write lock: the twin's rows into `orders`, and the revision. */
-function move(db: Database.Database, count: number): number {
+function move(db: Database.Database, count: number, options: PublishOptions): number {
   db.exec(MOVE_SQL);
-  db.exec(createdEventsSql(TWIN));
+  if (options.events !== false) db.exec(createdEventsSql(TWIN));
   return drive(revisionSteps(count), sqliteConnection(db));
 }
 
