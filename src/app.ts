@@ -4,8 +4,9 @@ import express from 'express';
 import type { OpenAPIV3 } from 'openapi-types';
 import { SPEC_PATH, loadDocument, specPath } from './contract/document';
 import type { ApiVersion } from './contract/types';
-import { DEFAULT_LIMITS } from './config';
+import { DEFAULT_ADMISSION, DEFAULT_LIMITS } from './config';
 import { ApiError } from './errors';
+import { createAdmission, type AdmissionLimits } from './http/admission';
 import { createDispatcher, type Dispatch } from './http/dispatcher';
 import { docsRouter } from './http/docs';
 import { EventFeed } from './handlers/event-feed';
@@ -43,6 +44,8 @@ export interface AppDeps {
   metrics?: Metrics;
   /** The change feed's waiting requests and retention (default: the defaults of EventFeed, on `store`). */
   feed?: EventFeed;
+  /** How many lists and pages run at once, and how long more may wait (default: DEFAULT_ADMISSION). */
+  admission?: AdmissionLimits;
 }
 
 /** The paths the app answers itself, outside the contract; everything else goes to the contract's dispatcher. */
@@ -59,12 +62,18 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
   const metrics = deps.metrics ?? createMetrics();
   const secret = await deps.store.cursorSecret();
   const feed = deps.feed ?? new EventFeed(deps.store);
+  const admission = createAdmission(deps.admission ?? DEFAULT_ADMISSION, {
+    onShed: (operationId) => metrics.shed(operationId),
+    onRunning: (count) => metrics.admitted(count),
+    onWaited: (seconds) => metrics.admissionWait(seconds),
+  });
   const documents = { v1: deps.document ?? loadDocument(), v2: deps.v2?.document ?? loadDocument(specPath('v2')) };
   const common = {
     store: deps.store,
     logger,
     secret,
     feed,
+    admission,
     chunkItems,
     onViolation: (operationId: string, version: ApiVersion) => metrics.violation(operationId, version),
     onDeprecatedCall: (operationId: string, version: ApiVersion) => metrics.deprecatedCall(operationId, version),

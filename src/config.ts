@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import { sqliteFile, storeKindOf } from './store/locations';
 
@@ -20,6 +21,8 @@ export interface Config {
   readonly logLevel: LogLevel;
   /** When set, GET /metrics needs `Authorization: Bearer <token>`; when unset, it is open. */
   readonly metricsToken: string | undefined;
+  /** How many lists and pages run at once, and how long more of them may wait before a 503. */
+  readonly admission: { readonly limit: number; readonly maxWaitMs: number; readonly queue: number };
   /** The change feed: days its events are kept, and how many requests may wait for events at once. */
   readonly feed: { readonly retentionDays: number; readonly maxWaiting: number };
 }
@@ -52,6 +55,17 @@ export const DEFAULT_LIMITS: HttpLimits = Object.freeze({
   maxHeaderBytes: 16_384,
   maxBodyBytes: 16_384,
 });
+
+/**
+ * Expensive requests (lists and pages) run at once: sixteen per core the process may use (at least
+ * 16). A streamed list spends most of its time waiting for its client to read, not on a core, so a
+ * limit near the cores leaves them idle: at 4, lists of 1,000 orders at 32 connections ran at about
+ * half the rate they run unlimited (docs/performance-log.md). More wait, first come first served,
+ * up to half a second, and then are shed with a 503 and Retry-After; past 1,024 waiting, one more
+ * is shed at once. A shed request that waited costs a client that ignores Retry-After one request
+ * per half second, not a flood of them.
+ */
+export const DEFAULT_ADMISSION = Object.freeze({ limit: Math.max(16, 16 * os.availableParallelism()), maxWaitMs: 500, queue: 1024 });
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -104,6 +118,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     }),
     logLevel: parseLogLevel(nonEmpty(env.LOG_LEVEL) ?? 'info'),
     metricsToken: nonEmpty(env.PETSTORE_METRICS_TOKEN),
+    admission: Object.freeze({
+      limit: number(env, 'PETSTORE_ADMISSION_LIMIT', DEFAULT_ADMISSION.limit, 1),
+      maxWaitMs: number(env, 'PETSTORE_ADMISSION_WAIT_MS', DEFAULT_ADMISSION.maxWaitMs),
+      queue: number(env, 'PETSTORE_ADMISSION_QUEUE', DEFAULT_ADMISSION.queue),
+    }),
     feed: Object.freeze({
       retentionDays: number(env, 'PETSTORE_EVENT_RETENTION_DAYS', 30, 1),
       maxWaiting: number(env, 'PETSTORE_FEED_MAX_WAITING', 1000, 1),

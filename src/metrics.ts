@@ -19,6 +19,12 @@ export interface Metrics {
   eventsWritten(counts: EventCounts): void;
   /** Sets the number of requests waiting for events. */
   eventWaits(count: number): void;
+  /** Counts a request shed by admission control: a 503 before its handler ran. */
+  shed(operation: string): void;
+  /** Sets the number of expensive requests (lists, pages) running. */
+  admitted(count: number): void;
+  /** Records how long an expensive request waited for its turn. */
+  admissionWait(seconds: number): void;
   /** Whether a request may read /metrics: always without a token, else only with `Bearer <token>`. */
   allowed(authorization: string | undefined): boolean;
 }
@@ -80,6 +86,23 @@ export function createMetrics(
     help: 'Requests waiting now for change-feed events (GET /v2/store/order-events with wait)',
     registers: [registry],
   });
+  const shed = new Counter({
+    name: 'petstore_requests_shed_total',
+    help: 'Requests shed by admission control, by operationId: a 503 with Retry-After, sent before the handler ran',
+    labelNames: ['operation'] as const,
+    registers: [registry],
+  });
+  const admitted = new Gauge({
+    name: 'petstore_admitted_requests',
+    help: 'Expensive requests (lists and pages) running now, at most PETSTORE_ADMISSION_LIMIT',
+    registers: [registry],
+  });
+  const admissionWait = new Histogram({
+    name: 'petstore_admission_wait_seconds',
+    help: 'How long an expensive request (a list, a page) waited for its turn before it ran',
+    buckets: [0, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+    registers: [registry],
+  });
   const { logDrops } = options;
   if (logDrops !== undefined) {
     new Counter({
@@ -108,6 +131,9 @@ export function createMetrics(
       for (const [type, count] of Object.entries(counts)) events.inc({ type }, count);
     },
     eventWaits: (count) => waits.set(count),
+    shed: (operation) => shed.inc({ operation }),
+    admitted: (count) => admitted.set(count),
+    admissionWait: (seconds) => admissionWait.observe(seconds),
     // Compared by hash, in constant time, so the comparison leaks nothing about the token.
     allowed: (authorization) =>
       expected === undefined ||

@@ -8,6 +8,7 @@ import { withAppPrototypes } from './http/app-prototypes';
 import { rawErrorResponse } from './http/error-reply';
 import { logOutputOf, silentLogger, type Logger } from './logger';
 import { EventFeed, type EventFeedOptions } from './handlers/event-feed';
+import type { AdmissionLimits } from './http/admission';
 import { createMetrics } from './metrics';
 import type { Store } from './store';
 
@@ -22,6 +23,8 @@ export interface ServerOptions {
   limits?: HttpLimits;
   /** Protects GET /metrics when set. */
   metricsToken?: string | undefined;
+  /** How many lists and pages run at once, and how long more may wait (DEFAULT_ADMISSION when absent). */
+  admission?: AdmissionLimits | undefined;
   /** The change feed's retention and bound on waiting requests (EventFeed's defaults when absent). */
   feed?: Pick<EventFeedOptions, 'retentionDays' | 'maxWaiting'>;
 }
@@ -108,7 +111,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const metrics = createMetrics({ processMetrics: true, token: options.metricsToken, logDrops: logOutput && (() => logOutput.dropped) });
   const feed = new EventFeed(store, { ...options.feed, logger, onWaiting: (count) => metrics.eventWaits(count) });
   const stopCounting = store.onEventsWritten((counts) => metrics.eventsWritten(counts));
-  const app = await createApp({ store, logger, maxBodyBytes: limits.maxBodyBytes, metrics, feed });
+  const app = await createApp({ store, logger, maxBodyBytes: limits.maxBodyBytes, metrics, feed, admission: options.admission });
   feed.startPruning();
   const server = createHttpServer(app, limits, logger);
   await new Promise<void>((resolve, reject) => {

@@ -167,6 +167,64 @@ eachStore((s) => {
   });
 });
 
+describe('a 503 with Retry-After', () => {
+  /** A fetch that answers the first `busy` requests itself with a 503 and this Retry-After, then a 200 page. */
+  function busyFor(busy: number, retryAfter: string) {
+    const calls: string[] = [];
+    const fetcher = async (input: Request | string | URL): Promise<Response> => {
+      const request = input instanceof Request ? input : new Request(input);
+      calls.push(`${request.method} ${new URL(request.url).pathname}`);
+      if (calls.length <= busy) {
+        return new Response(JSON.stringify({ code: 'service_unavailable', message: 'The server is busy; retry in 1 s', status: 503 }), {
+          status: 503,
+          headers: { 'Content-Type': 'application/json', 'Retry-After': retryAfter },
+        });
+      }
+      if (request.method === 'DELETE') return new Response(null, { status: 204 });
+      return new Response(JSON.stringify({ orders: [], nextCursor: null }), {
+        status: 200,
+        headers: { 'Content-Type': 'application/json' },
+      });
+    };
+    return { calls, fetch: fetcher };
+  }
+
+  test('a read is tried again after the time it asks for, a few times at most', async () => {
+    const busy = busyFor(2, '0');
+    const client = createOrdersClient({ baseUrl: 'http://orders.test', apiKey: 'pso_x', fetch: busy.fetch });
+
+    await expect(client.v2.listOrders({ limit: 5 })).resolves.toEqual({ orders: [], nextCursor: null });
+    expect(busy.calls).toEqual(['GET /v2/store/orders', 'GET /v2/store/orders', 'GET /v2/store/orders']);
+
+    const always = busyFor(100, '0');
+    const stubborn = createOrdersClient({ baseUrl: 'http://orders.test', apiKey: 'pso_x', fetch: always.fetch, retries: { attempts: 2 } });
+    await expect(stubborn.v2.listOrders()).rejects.toMatchObject({ status: 503, code: 'service_unavailable' });
+    expect(always.calls.length).toBe(3);
+  });
+
+  test('not past its time budget, not after its signal aborts, and never a cancel', async () => {
+    const late = busyFor(1, '5');
+    const hurried = createOrdersClient({ baseUrl: 'http://orders.test', apiKey: 'pso_x', fetch: late.fetch, retries: { withinMs: 1000 } });
+    await expect(hurried.v2.listOrders()).rejects.toMatchObject({ status: 503 });
+    expect(late.calls.length).toBe(1);
+
+    const waiting = busyFor(1, '5');
+    const patient = createOrdersClient({ baseUrl: 'http://orders.test', apiKey: 'pso_x', fetch: waiting.fetch });
+    const stop = new AbortController();
+    const started = Date.now();
+    const read = patient.v2.listOrders({}, { signal: stop.signal });
+    setTimeout(() => stop.abort(), 100);
+    await expect(read).rejects.toMatchObject({ status: 503 });
+    expect(Date.now() - started).toBeLessThan(2000);
+
+    const cancels = busyFor(1, '0');
+    const client = createOrdersClient({ baseUrl: 'http://orders.test', apiKey: 'pso_x', fetch: cancels.fetch });
+    await expect(client.v2.cancelOrder(42)).rejects.toMatchObject({ status: 503 });
+    await expect(client.cancelOrder(42)).resolves.toBeUndefined();
+    expect(cancels.calls).toEqual(['DELETE /v2/store/orders/42', 'DELETE /v1/store/orders/42']);
+  });
+});
+
 test("an answer that is not the spec's Error still surfaces as OrdersApiError, without a code", async () => {
   const proxy = createOrdersClient({
     baseUrl: 'http://orders.invalid',

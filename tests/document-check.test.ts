@@ -6,6 +6,7 @@ import type { OpenAPIV3 } from 'openapi-types';
 import { cloneDocument, loadDocument } from '../src/contract/document';
 import type * as Handlers from '../src/handlers/v1';
 import type * as Feeds from '../src/handlers/event-feed';
+import type * as Admissions from '../src/http/admission';
 import type * as Dispatcher from '../src/http/dispatcher';
 import type * as Logging from '../src/logger';
 import type * as Stores from '../src/store';
@@ -53,6 +54,7 @@ describe('the precompiled OpenAPI 3.0 check', () => {
     const { silentLogger } = require(path.join(DIST, 'src', 'logger')) as typeof Logging;
     const { v1Handlers } = require(path.join(DIST, 'src', 'handlers', 'v1')) as typeof Handlers;
     const { EventFeed } = require(path.join(DIST, 'src', 'handlers', 'event-feed.js')) as typeof Feeds;
+    const { createAdmission } = require(path.join(DIST, 'src', 'http', 'admission.js')) as typeof Admissions;
     /* eslint-enable @typescript-eslint/no-require-imports */
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'petstore-document-check-'));
     const store = openSqliteStore(path.join(dir, 'store.db'));
@@ -64,6 +66,7 @@ describe('the precompiled OpenAPI 3.0 check', () => {
       chunkItems: 1000,
       secret: Buffer.alloc(32),
       feed: new EventFeed(store),
+      admission: createAdmission({ limit: 4, maxWaitMs: 500, queue: 16 }),
     };
     try {
       await expect(createDispatcher({ ...options, document: documents[1]![1] })).rejects.toThrow(

@@ -72,6 +72,7 @@ function buildProgram(io: CliIO): Command {
         limits: cfg.limits,
         metricsToken: cfg.metricsToken,
         feed: cfg.feed,
+        admission: cfg.admission,
       });
       closeOnSignals(server, logger, cfg.shutdownTimeoutMs);
       logger.info({ url: server.url, db: storeLocation(cfg) }, 'listening');

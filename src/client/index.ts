@@ -11,6 +11,12 @@ export interface OrdersClientOptions {
   apiKey: string;
   /** A fetch implementation; the global one by default. */
   fetch?: typeof fetch;
+  /**
+   * How reads answer a `503` that carries `Retry-After` (a busy or unreachable server): tried again
+   * after the time it asks for, at most `attempts` more times, within `withinMs` in all (defaults 3
+   * and 10,000). A cancel is never tried again by the client: see the README.
+   */
+  retries?: { attempts?: number; withinMs?: number };
 }
 
 /** A non-2xx answer: the spec's Error object, typed, with the response it came in. */
@@ -91,14 +97,14 @@ export interface OrdersClientV2 {
    */
   orders(query?: V2ListQuery): AsyncIterable<V2Order>;
   /** One page: the first of the query, or the one after `cursor` (a `nextCursor`, sent with the same query). */
-  listOrders(query?: V2ListQuery & { cursor?: string }): Promise<V2OrderPage>;
+  listOrders(query?: V2ListQuery & { cursor?: string }, options?: { signal?: AbortSignal }): Promise<V2OrderPage>;
   /** Cancels a pending order, gone from both versions' lists; OrdersApiError with code `order_already_shipped` (409) or `order_not_found` (404) otherwise. */
   cancelOrder(orderId: number): Promise<void>;
   /**
    * One order as it is now, its status included, and its ETag; with `ifNoneMatch`, word that it has
    * not changed since that ETag. An unknown or cancelled order throws OrdersApiError (404).
    */
-  getOrder(orderId: number, options?: { ifNoneMatch?: string }): Promise<OrderResult>;
+  getOrder(orderId: number, options?: { ifNoneMatch?: string; signal?: AbortSignal }): Promise<OrderResult>;
   /** One page of the change feed (listOrderEvents). */
   listOrderEvents(query?: V2EventsQuery, options?: { signal?: AbortSignal }): Promise<V2OrderEventPage>;
   /**
@@ -117,7 +123,7 @@ export interface OrdersClient {
   /** The same deployment and key, through v2. */
   readonly v2: OrdersClientV2;
   /** Every order not cancelled; pass the last ETag to get `notModified` instead of the same list again. */
-  listOrders(options?: { ifNoneMatch?: string }): Promise<ListResult>;
+  listOrders(options?: { ifNoneMatch?: string; signal?: AbortSignal }): Promise<ListResult>;
   /** Cancels a pending order; OrdersApiError with code `order_already_shipped` (409) or `order_not_found` (404) otherwise. */
   cancelOrder(orderId: number): Promise<void>;
   /** Deprecated by the API: read `petId` from the orders instead. Returns the pet and the sunset it announced. */
@@ -134,14 +140,18 @@ export function createOrdersClient(options: OrdersClientOptions): OrdersClient {
     ...(options.fetch ? { fetch: options.fetch } : {}),
   };
   const raw = createClient<paths>({ baseUrl: `${root}/v1`, ...settings });
+  const retry = retrier(options.retries);
 
   return {
     raw,
-    v2: createV2(createClient<V2Paths>({ baseUrl: `${root}/v2`, ...settings })),
-    async listOrders({ ifNoneMatch } = {}) {
-      const { data, error, response } = await raw.GET('/store/orders', {
-        params: { header: ifNoneMatch === undefined ? undefined : { 'If-None-Match': ifNoneMatch } },
-      });
+    v2: createV2(createClient<V2Paths>({ baseUrl: `${root}/v2`, ...settings }), retry),
+    async listOrders({ ifNoneMatch, signal } = {}) {
+      const { data, error, response } = await retry(signal, () =>
+        raw.GET('/store/orders', {
+          params: { header: ifNoneMatch === undefined ? undefined : { 'If-None-Match': ifNoneMatch } },
+          ...(signal ? { signal } : {}),
+        }),
+      );
       const etag = response.headers.get('etag');
       if (response.status === 304) return { notModified: true, etag };
       if (!response.ok || data === undefined) throw new OrdersApiError(response, error);
@@ -160,14 +170,18 @@ export function createOrdersClient(options: OrdersClientOptions): OrdersClient {
   };
 }
 
-function createV2(raw: Client<V2Paths>): OrdersClientV2 {
-  const listOrders: OrdersClientV2['listOrders'] = async (query = {}) => {
-    const { data, error, response } = await raw.GET('/store/orders', { params: { query } });
+function createV2(raw: Client<V2Paths>, retry: Retry): OrdersClientV2 {
+  const listOrders: OrdersClientV2['listOrders'] = async (query = {}, { signal } = {}) => {
+    const { data, error, response } = await retry(signal, () =>
+      raw.GET('/store/orders', { params: { query }, ...(signal ? { signal } : {}) }),
+    );
     if (!response.ok || data === undefined) throw new OrdersApiError(response, error);
     return data;
   };
   const listOrderEvents: OrdersClientV2['listOrderEvents'] = async (query = {}, { signal } = {}) => {
-    const { data, error, response } = await raw.GET('/store/order-events', { params: { query }, ...(signal ? { signal } : {}) });
+    const { data, error, response } = await retry(signal, () =>
+      raw.GET('/store/order-events', { params: { query }, ...(signal ? { signal } : {}) }),
+    );
     if (!response.ok || data === undefined) throw new OrdersApiError(response, error);
     return data;
   };
@@ -188,10 +202,13 @@ function createV2(raw: Client<V2Paths>): OrdersClientV2 {
       const { error, response } = await raw.DELETE('/store/orders/{orderId}', { params: { path: { orderId } } });
       if (!response.ok) throw new OrdersApiError(response, error);
     },
-    async getOrder(orderId, { ifNoneMatch } = {}) {
-      const { data, error, response } = await raw.GET('/store/orders/{orderId}', {
-        params: { path: { orderId }, header: ifNoneMatch === undefined ? undefined : { 'If-None-Match': ifNoneMatch } },
-      });
+    async getOrder(orderId, { ifNoneMatch, signal } = {}) {
+      const { data, error, response } = await retry(signal, () =>
+        raw.GET('/store/orders/{orderId}', {
+          params: { path: { orderId }, header: ifNoneMatch === undefined ? undefined : { 'If-None-Match': ifNoneMatch } },
+          ...(signal ? { signal } : {}),
+        }),
+      );
       const etag = response.headers.get('etag');
       if (response.status === 304) return { notModified: true, etag };
       if (!response.ok || data === undefined) throw new OrdersApiError(response, error);
@@ -229,6 +246,31 @@ function tailEvents(read: OrdersClientV2['listOrderEvents'], options: EventTailO
     },
     [Symbol.asyncIterator]: () => events(),
   };
+}
+
+/** Runs a read again while it answers a 503 with Retry-After, as OrdersClientOptions.retries says. */
+type Retry = <R extends { response: Response }>(signal: AbortSignal | undefined, read: () => Promise<R>) => Promise<R>;
+
+function retrier({ attempts = 3, withinMs = 10_000 }: OrdersClientOptions['retries'] = {}): Retry {
+  return async (signal, read) => {
+    const deadline = Date.now() + withinMs;
+    for (let attempt = 0; ; attempt += 1) {
+      const result = await read();
+      const after = retryAfterMs(result.response);
+      if (after === undefined || attempt >= attempts || signal?.aborted || Date.now() + after > deadline) return result;
+      await sleep(after, signal);
+      if (signal?.aborted) return result;
+    }
+  };
+}
+
+/** The wait a 503 asks for in its Retry-After (seconds, or an HTTP date), in ms; undefined for any other answer. */
+function retryAfterMs(response: Response): number | undefined {
+  if (response.status !== 503) return undefined;
+  const header = response.headers.get('retry-after');
+  if (header === null) return undefined;
+  const seconds = /^\d+$/.test(header.trim()) ? Number(header) * 1000 : Date.parse(header) - Date.now();
+  return Number.isFinite(seconds) ? Math.max(0, seconds) : undefined;
 }
 
 /** Whether a failed read is worth repeating: the network, or a server or proxy that cannot answer now. */

@@ -10,6 +10,7 @@ import { createOpenApi, type Operation } from '../openapi';
 import type { Store } from '../store';
 import { createErrorReplies } from './error-reply';
 import type { EventFeed } from '../handlers/event-feed';
+import type { Admission } from './admission';
 import { bindHandlers, type BoundHandler, type HandlerDefinitions, type OperationHandlers } from './handlers';
 import type { Reply } from './reply';
 import { createReplyCheck } from './reply-check';
@@ -36,6 +37,8 @@ export interface DispatcherOptions<V extends ApiVersion> {
   secret: Buffer;
   /** The change feed's waiting requests and retention. */
   feed: EventFeed;
+  /** The instance's admission of expensive work (lists, pages), shared by every version. */
+  admission: Admission;
   /** Items per chunk of a streamed array. */
   chunkItems: number;
   /** Called for every reply the contract check stopped, streamed or not. */
@@ -68,6 +71,7 @@ export type Dispatch = (request: RoutedRequest, res: ServerResponse) => MaybePro
  *   read body      a declared body, parsed: 415, 400                              (request-check.ts)
  *   authenticate   the operation's security requirements: 401                     (security.ts)
  *   validate       parameters and body against the document, inputs converted: 400 (request-check.ts)
+ *   admit          a list or a page waits for its turn, or is shed: 503           (admission.ts)
  *   handle         the operation's handler, given its typed inputs                (handlers.ts)
  *   check          the reply against the document: a logged 500 when it breaks it  (reply-check.ts)
  *   send           whole, or a JSON array streamed item by item                   (stream.ts)
@@ -100,14 +104,20 @@ export async function createDispatcher<V extends ApiVersion>(options: Dispatcher
     onDeprecatedCall: (operationId) => options.onDeprecatedCall?.(operationId, version),
   });
 
-  const answer = (operation: Operation, request: RoutedRequest, method: string): MaybePromise<Reply> => {
+  const answer = (operation: Operation, request: RoutedRequest, res: ServerResponse, method: string): MaybePromise<Reply> => {
     const body = requests.body(operation, request);
     return andThen(authenticate(operation, request.headers), (security) => {
       if (!security.authorized) return errors.unauthorized(operation, security.refusal, request.state.requestId);
       const handle = handlers.get(operation.operationId);
       if (handle === undefined) throw new Error(`no handler is registered for ${operation.operationId}`);
       const raw = { method, path: request.path, query: request.query, headers: request.headers, body };
-      return handled(operation, request, handle, requests.inputs(operation, raw, security.keyName));
+      const inputs = requests.inputs(operation, raw, security.keyName);
+      const admitted = options.admission.admit(operation, res);
+      if (admitted === undefined) return handled(operation, request, handle, inputs);
+      return admitted.then(
+        () => handled(operation, request, handle, inputs),
+        (err: unknown) => errors.thrown(err, operation, request.state.requestId),
+      );
     });
   };
 
@@ -141,7 +151,7 @@ export async function createDispatcher<V extends ApiVersion>(options: Dispatcher
     if (operation === undefined) return send(undefined, request, res, errors.miss(request.path));
     let reply: MaybePromise<Reply>;
     try {
-      reply = answer(operation, request, method);
+      reply = answer(operation, request, res, method);
     } catch (err) {
       reply = errors.thrown(err, operation, request.state.requestId);
     }

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { serve, seedWithCli } from '../helpers/cli';
 import { tempDir } from '../helpers/store';
 import { until } from '../helpers/wait';
+import { dechunk } from '../helpers/chunked';
 
 // SIGTERM under load: what was received completes, nothing new is accepted, idle keep-alive
 // connections close at once, a stalled client is cut at the drain timeout, and the exit is 0.
@@ -101,15 +102,3 @@ test('SIGTERM drains: in-flight requests complete, new connections are refused, 
     `drain: ${answered} requests answered under load, ${slow.length} lists in flight at SIGTERM completed, exit 0 after ${exitedAfter} ms\n`,
   );
 }, 30_000);
-
-function dechunk(body: string): string {
-  let out = '';
-  let rest = body;
-  for (;;) {
-    const lineEnd = rest.indexOf('\r\n');
-    const size = parseInt(rest.slice(0, lineEnd), 16);
-    if (!size) return out;
-    out += rest.slice(lineEnd + 2, lineEnd + 2 + size);
-    rest = rest.slice(lineEnd + 2 + size + 2);
-  }
-}

@@ -1,0 +1,157 @@
+import type { ServerResponse } from 'node:http';
+import { ApiError } from '../errors';
+import type { Operation } from '../openapi';
+
+/** How much of the expensive work one instance runs at once, and how long more of it may wait. */
+export interface AdmissionLimits {
+  /** Expensive requests (lists and pages) run at once (PETSTORE_ADMISSION_LIMIT). */
+  readonly limit: number;
+  /** Longest an expensive request waits for its turn before it is shed with a 503 (PETSTORE_ADMISSION_WAIT_MS). */
+  readonly maxWaitMs: number;
+  /** Expensive requests that may wait at once; one more is shed at once (PETSTORE_ADMISSION_QUEUE). */
+  readonly queue: number;
+}
+
+/** What the admission step reports, for the metrics. */
+export interface AdmissionEvents {
+  /** A request was shed: it waited its longest and got a 503; its handler never ran. */
+  onShed?: (operationId: string) => void;
+  /** The number of expensive requests running changed. */
+  onRunning?: (count: number) => void;
+  /** A request was admitted after waiting this long (0 when it did not wait). */
+  onWaited?: (seconds: number) => void;
+}
+
+/** Seconds a shed client is told to wait before it tries again (or tries another instance). */
+const RETRY_AFTER_SECONDS = 1;
+
+/** One instance's admission of expensive work, shared by every version it serves. */
+export interface Admission {
+  /**
+   * Admits a request to `operation`: at once when the operation is cheap, or when fewer than the
+   * limit of expensive requests are running; otherwise once one ends, in arrival order, or, past
+   * the longest wait, never: it rejects with a 503 `service_unavailable` and `Retry-After`. An
+   * admitted expensive request holds its place until its response is over (sent, or abandoned).
+   */
+  admit(operation: Operation, res: ServerResponse): Promise<void> | undefined;
+}
+
+/**
+ * Whether an operation's work grows with the store: its success body is an array, or holds one (a
+ * list, a page). A read that may wait for something to happen (a `wait` parameter: the change feed)
+ * is not: it holds no work while it waits, and has its own bound.
+ */
+export function isExpensive(operation: Operation): boolean {
+  if (operation.parameters.some((parameter) => parameter.in === 'query' && parameter.name === 'wait')) return false;
+  const success = Object.entries(operation.responses).find(([status]) => status.startsWith('2'))?.[1];
+  const schema = success?.content?.['application/json']?.schema;
+  if (schema === undefined || '$ref' in schema) return false;
+  if (schema.type === 'array') return true;
+  return Object.values(schema.properties ?? {}).some((property) => !('$ref' in property) && property.type === 'array');
+}
+
+/**
+ * A fixed limit on the expensive requests running at once, with a bounded, first-come queue in front
+ * of it. Cheap requests (a cancel, a miss, a 401, the infrastructure endpoints) never pass through
+ * it, so a flood of lists never holds them back.
+ */
+export function createAdmission(limits: AdmissionLimits, events: AdmissionEvents = {}): Admission {
+  let running = 0;
+  /** Requests waiting for a place, oldest first; `head` is the index of the oldest still waiting. */
+  const waiting: Array<Waiter | undefined> = [];
+  let head = 0;
+  /** How many are waiting (the queue's slots left empty by a shed or a departure do not count). */
+  let queued = 0;
+  const expensive = new WeakMap<Operation, boolean>();
+
+  const start = (res: ServerResponse, waitedMs: number): void => {
+    running += 1;
+    events.onRunning?.(running);
+    events.onWaited?.(waitedMs / 1000);
+    // Its place is given up as soon as its response is handed to the connection whole ('finish'),
+    // or the connection is gone ('close'): a keep-alive client's next request may come before
+    // 'close' does, and must not wait for it.
+    let ended = false;
+    const once = (): void => {
+      if (ended) return;
+      ended = true;
+      res.off('finish', once);
+      res.off('close', once);
+      end();
+    };
+    res.on('finish', once);
+    res.on('close', once);
+  };
+  function end(): void {
+    running -= 1;
+    // The oldest request still waiting takes the place.
+    while (head < waiting.length) {
+      const next = waiting[head];
+      waiting[head] = undefined;
+      head += 1;
+      if (next === undefined) continue;
+      queued -= 1;
+      clearTimeout(next.timer);
+      start(next.res, performance.now() - next.since);
+      next.admit();
+      break;
+    }
+    if (head === waiting.length) {
+      waiting.length = 0;
+      head = 0;
+    }
+    events.onRunning?.(running);
+  }
+
+  return {
+    admit(operation, res) {
+      let costly = expensive.get(operation);
+      if (costly === undefined) {
+        costly = isExpensive(operation);
+        expensive.set(operation, costly);
+      }
+      if (!costly) return undefined;
+      if (running < limits.limit && queued === 0) {
+        start(res, 0);
+        return undefined;
+      }
+      const shed = (): ApiError => {
+        events.onShed?.(operation.operationId);
+        return new ApiError('service_unavailable', `The server is busy; retry in ${RETRY_AFTER_SECONDS} s`, {
+          'Retry-After': String(RETRY_AFTER_SECONDS),
+        });
+      };
+      // A full queue cannot take it: shed at once, rather than after a wait that cannot end well.
+      if (queued >= limits.queue) return Promise.reject(shed());
+      queued += 1;
+      return new Promise<void>((resolve, reject) => {
+        const at = waiting.length;
+        const waiter: Waiter = {
+          res,
+          since: performance.now(),
+          admit: resolve,
+          timer: setTimeout(() => {
+            waiting[at] = undefined;
+            queued -= 1;
+            reject(shed());
+          }, limits.maxWaitMs),
+        };
+        waiting.push(waiter);
+        // A client that goes away while it waits gives its place up.
+        res.once('close', () => {
+          if (waiting[at] !== waiter) return;
+          waiting[at] = undefined;
+          queued -= 1;
+          clearTimeout(waiter.timer);
+        });
+      });
+    },
+  };
+}
+
+interface Waiter {
+  res: ServerResponse;
+  since: number;
+  admit: () => void;
+  timer: NodeJS.Timeout;
+}

@@ -1,0 +1,103 @@
+import net from 'node:net';
+import { loadDocument, specPath } from '../src/contract/document';
+import { isExpensive } from '../src/http/admission';
+import { createMetrics } from '../src/metrics';
+import { createOpenApi } from '../src/openapi';
+import { listen } from './helpers/app';
+import { addKey, freshStore, order, rowsOf, tempDir } from './helpers/store';
+import { until } from './helpers/wait';
+import { dechunk } from './helpers/chunked';
+
+// Admission control: lists and pages run a bounded number at a time; more wait a bounded time, or
+// are shed with a 503 and Retry-After before their handler runs; everything else is never held back.
+const tmp = tempDir();
+afterAll(tmp.cleanup);
+
+const ORDERS = 100_000;
+
+test('lists and pages are the expensive operations; the feed, one order, a cancel and the pet are not', async () => {
+  const expensive: string[] = [];
+  for (const version of ['v1', 'v2'] as const) {
+    const api = await createOpenApi(loadDocument(specPath(version)), { apiRoot: `/${version}`, undeclaredQuery: 'ignore' });
+    for (const operation of api.operations) if (isExpensive(operation)) expensive.push(`${version} ${operation.operationId}`);
+  }
+  expect(expensive).toEqual(['v1 listOrders', 'v2 listOrders']);
+});
+
+test('past its limit a list waits, then is shed with a 503 and Retry-After; a full queue sheds at once; cheap requests pass', async () => {
+  const { store, file } = freshStore(tmp.dir);
+  const key = await addKey(store);
+  await store.importOrders(Array.from({ length: ORDERS }, (_, i) => order({ id: i + 1 })));
+  const metrics = createMetrics();
+  const server = await listen({ store, metrics, admission: { limit: 1, maxWaitMs: 300, queue: 1 } });
+  const auth = { Authorization: `Bearer ${key}` };
+  const { port } = new URL(server.url);
+  try {
+    // A client that asks for the whole list and does not read it holds the one place.
+    const stalled = net.connect(Number(port), '127.0.0.1');
+    let received = Buffer.alloc(0);
+    stalled.on('data', (chunk: Buffer) => (received = Buffer.concat([received, chunk])));
+    const ended = new Promise<void>((resolve) => stalled.on('end', () => resolve()));
+    stalled.pause();
+    stalled.write(
+      `GET /v1/store/orders HTTP/1.1\r\nHost: x\r\nAccept-Encoding: identity\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`,
+    );
+    const running = async () => /^petstore_admitted_requests 1$/m.test(await metrics.registry.metrics());
+    await until(running, 'the stalled list is admitted');
+    const before = rowsOf(file);
+
+    // One more list waits its longest, then is shed; one more than the queue holds is shed at once.
+    const waitedFrom = performance.now();
+    const waited = fetch(`${server.url}/v2/store/orders?limit=10`, { headers: auth }).then(async (res) => ({
+      res,
+      body: await res.json(),
+      ms: performance.now() - waitedFrom,
+    }));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const fullFrom = performance.now();
+    const full = await fetch(`${server.url}/v1/store/orders`, { headers: auth });
+    const fullMs = performance.now() - fullFrom;
+    expect(full.status).toBe(503);
+    expect(full.headers.get('retry-after')).toBe('1');
+    expect(await full.json()).toEqual({ code: 'service_unavailable', message: 'The server is busy; retry in 1 s', status: 503 });
+    expect(fullMs).toBeLessThan(50);
+
+    // Meanwhile the cheap requests are answered: health, a cancel, one order, a miss.
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    expect((await fetch(`${server.url}/v1/store/orders/7`, { method: 'DELETE', headers: auth })).status).toBe(204);
+    expect((await fetch(`${server.url}/v2/store/orders/8`, { headers: auth })).status).toBe(200);
+    expect((await fetch(`${server.url}/v1/store/orders/999999`, { method: 'DELETE', headers: auth })).status).toBe(404);
+
+    const shed = await waited;
+    expect(shed.res.status).toBe(503);
+    expect(shed.res.headers.get('retry-after')).toBe('1');
+    expect(shed.body).toMatchObject({ code: 'service_unavailable', status: 503 });
+    expect(shed.ms).toBeGreaterThanOrEqual(250);
+    expect(shed.ms).toBeLessThan(2000);
+    // The shed requests changed nothing: only the cancel did.
+    expect(
+      rowsOf(file)
+        .filter((row) => row.status === 'cancelled')
+        .map((row) => row.id),
+    ).toEqual([7]);
+    expect(before.filter((row) => row.status === 'cancelled')).toEqual([]);
+    const text = await metrics.registry.metrics();
+    expect(text).toMatch(/^petstore_requests_shed_total\{operation="listOrders"\} 2$/m);
+
+    // The admitted list is not cut short: read now, it is whole.
+    stalled.resume();
+    await ended;
+    const body = received.toString('utf8');
+    expect(body).toMatch(/^HTTP\/1\.1 200 /);
+    const payload = body.slice(body.indexOf('\r\n\r\n') + 4);
+    const json = /transfer-encoding: chunked/i.test(body) ? dechunk(payload) : payload;
+    expect((JSON.parse(json) as unknown[]).length).toBe(ORDERS);
+
+    // Its place is free again: the next list runs.
+    await until(async () => /^petstore_admitted_requests 0$/m.test(await metrics.registry.metrics()), 'the place is free');
+    expect((await fetch(`${server.url}/v2/store/orders?limit=10`, { headers: auth })).status).toBe(200);
+  } finally {
+    await server.close();
+    await store.close();
+  }
+}, 30_000);
