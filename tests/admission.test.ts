@@ -53,6 +53,8 @@ test('past its limit a list waits, then is shed with a 503 and Retry-After; a fu
       body: await res.json(),
       ms: performance.now() - waitedFrom,
     }));
+    // Awaited below; should an assertion before that fail, its end must not surface in another test.
+    waited.catch(() => undefined);
     await new Promise((resolve) => setTimeout(resolve, 50));
     const fullFrom = performance.now();
     const full = await fetch(`${server.url}/v1/store/orders`, { headers: auth });
@@ -60,7 +62,8 @@ test('past its limit a list waits, then is shed with a 503 and Retry-After; a fu
     expect(full.status).toBe(503);
     expect(full.headers.get('retry-after')).toBe('1');
     expect(await full.json()).toEqual({ code: 'service_unavailable', message: 'The server is busy; retry in 1 s', status: 503 });
-    expect(fullMs).toBeLessThan(50);
+    // At once: well before the 300 ms a waiting list waits (a loaded CI leg makes any round trip slow).
+    expect(fullMs).toBeLessThan(250);
 
     // Meanwhile the cheap requests are answered: health, a cancel, one order, a miss.
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
