@@ -9,6 +9,7 @@ import { generateKey, hashKey } from '../../src/keys';
 import { openPostgresStore, openSqliteStore, type ImportRecord } from '../../src/store';
 import { bigDownload, median, peakRss, quantile, startServer, throughput, type Server } from './measure';
 import { feedRuns } from './feed';
+import { OVERLOAD_ORDERS, overloadRuns } from './overload';
 import { pageRuns } from './pages';
 import { postgresProblem, postgresRuns, withScratchDatabases } from './postgres';
 import { checkPerformancePage, writeLatestRun } from './report';
@@ -85,6 +86,10 @@ async function main(): Promise<void> {
   }
   if (ONLY === IMPORTS) {
     process.stdout.write(`${(await importRuns()).join('\n')}\n`);
+    return;
+  }
+  if (ONLY === OVERLOAD) {
+    process.stdout.write(`${(await overload()).join('\n')}\n`);
     return;
   }
   if (ONLY === FEED) {
@@ -220,7 +225,7 @@ async function main(): Promise<void> {
     process.stdout.write(`${lines.join('\n')}\n`);
     return;
   }
-  lines.push('', ...(await coldStarts(small)));
+  lines.push('', ...(await coldStarts(small)), '', ...(await overload()));
   process.stderr.write(`preparing ${BIG.toLocaleString('en')} orders through the CLI import\n`);
   const importLines = await importRuns();
   const big = path.join(work, 'big.db');
@@ -276,8 +281,15 @@ async function main(): Promise<void> {
 const PAGES = 'v2 pages';
 /** BENCH_ONLY's value that runs only the imports and the cancels answered during one. */
 const IMPORTS = 'imports';
+/** BENCH_ONLY's value that runs only the overload rows. */
+const OVERLOAD = 'overload';
 /** BENCH_ONLY's value that runs only the change feed's rows (their import of BIG orders included). */
 const FEED = 'feed';
+
+/** The overload rows (./overload.ts), on a store of their own. */
+async function overload(): Promise<string[]> {
+  return overloadRuns({ cli: CLI, key, db: await template('overload', OVERLOAD_ORDERS), nextPort: () => nextPort++ });
+}
 
 /** The change feed's rows (./feed.ts), with BIG orders from `file`. */
 async function changeFeed(file: string): Promise<string[]> {

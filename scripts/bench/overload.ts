@@ -1,0 +1,224 @@
+// Overload: one instance on SQLite, offered far more of its most expensive requests than it can
+// serve (v1's whole list of 5,000 orders, v2's page of 100) by 32, 256 and 900 connections at once,
+// each client giving up after 10 s. Once with admission as shipped, and once admitting everything
+// (a limit no load reaches), in the same run.
+//
+// The load is a loop of node:http clients rather than autocannon, which connects every client at
+// the moment its load starts: a Node.js server whose event loop is saturated accepts one new
+// connection per turn of its loop (libuv since 1.45), so clients that connect into an overload
+// wait seconds to be accepted whatever admission does. The rows on opened connections measure
+// admission; the rows "opened under load" measure that, apart.
+import http from 'node:http';
+import { peakRss, quantile, startServer } from './measure';
+
+export interface OverloadContext {
+  cli: string;
+  key: string;
+  /** A SQLite store holding OVERLOAD_ORDERS orders and the bench key. */
+  db: string;
+  nextPort: () => number;
+}
+
+/** How many orders the store holds: v1's list is all of them. */
+export const OVERLOAD_ORDERS = 5000;
+const SECONDS = Number(process.env.BENCH_OVERLOAD_SECONDS ?? 10);
+/** A client gives up on a request after this long: a timeout. */
+const CLIENT_TIMEOUT_SECONDS = 10;
+const LEVELS = [32, 256, 900];
+const REQUESTS: Array<{ name: string; path: string }> = [
+  { name: `v1 list of ${OVERLOAD_ORDERS.toLocaleString('en')}`, path: '/v1/store/orders' },
+  { name: 'v2 page of 100', path: '/v2/store/orders?limit=100' },
+];
+const MODES: Array<{ name: string; env: NodeJS.ProcessEnv }> = [
+  { name: 'as shipped', env: {} },
+  // Admission with a limit no load here reaches: every request is admitted at once.
+  { name: 'admits everything', env: { PETSTORE_ADMISSION_LIMIT: '1000000' } },
+];
+
+/** Targets: p99 of the 200s at most this, and 200s per second at least this share of the rate at 32. */
+const P99_TARGET_MS = 1500;
+const RATE_TARGET = 0.8;
+
+interface Level {
+  connections: number;
+  okPerSecond: number;
+  p99Ms: number;
+  p99AllMs: number;
+  timeouts: number;
+  errors: number;
+  /** Answers other than 200, by status. */
+  others: Record<string, number>;
+  /** 503s that came without a Retry-After header. */
+  bare503: number;
+  peakRss: number;
+  worstHealthzMs: number;
+}
+
+/**
+ * A closed-loop load: `connections` keep-alive clients, each sending its next request as soon as it
+ * has read the last answer, and giving a request up after CLIENT_TIMEOUT_SECONDS (it then opens a new
+ * connection). Every client first opens its connection with a `/healthz` and waits for the others, so
+ * the load starts on connections the server has accepted: see connectionsUnderLoad for the other case.
+ */
+async function load(url: string, path: string, key: string, connections: number, pid: number, opened = true): Promise<Level> {
+  const clients = Array.from({ length: connections }, () => new http.Agent({ keepAlive: true, maxSockets: 1 }));
+  if (opened) await Promise.all(clients.map((agent) => get(url, '/healthz', {}, agent)));
+  const memory = peakRss(pid, 20);
+  const health = probeHealth(url);
+  const times = new Map<number, number[]>();
+  let timeouts = 0;
+  let errors = 0;
+  let bare503 = 0;
+  const end = performance.now() + SECONDS * 1000;
+  await Promise.all(
+    clients.map(async (agent) => {
+      while (performance.now() < end) {
+        const start = performance.now();
+        const answer = await get(url, path, { Authorization: `Bearer ${key}` }, agent);
+        if (answer === 'timeout') timeouts += 1;
+        else if (answer === 'error') errors += 1;
+        else {
+          const list = times.get(answer.status) ?? [];
+          list.push(performance.now() - start);
+          times.set(answer.status, list);
+          if (answer.status === 503 && answer.retryAfter === undefined) bare503 += 1;
+        }
+      }
+      agent.destroy();
+    }),
+  );
+  const worstHealthzMs = await health.stop();
+  const ok = times.get(200) ?? [];
+  const all = [...times.values()].flat();
+  return {
+    connections,
+    okPerSecond: ok.length / SECONDS,
+    p99Ms: ok.length > 0 ? quantile(ok, 0.99) : 0,
+    p99AllMs: all.length > 0 ? quantile(all, 0.99) : 0,
+    timeouts,
+    errors,
+    others: Object.fromEntries([...times].filter(([status]) => status !== 200).map(([status, list]) => [String(status), list.length])),
+    bare503,
+    peakRss: memory.stop(),
+    worstHealthzMs,
+  };
+}
+
+/** One GET on `agent`'s connection, read to its end: its status and Retry-After, or how it failed. */
+function get(
+  url: string,
+  path: string,
+  headers: Record<string, string>,
+  agent: http.Agent,
+): Promise<{ status: number; retryAfter: string | undefined } | 'timeout' | 'error'> {
+  return new Promise((resolve) => {
+    const req = http.get(`${url}${path}`, { agent, headers, timeout: CLIENT_TIMEOUT_SECONDS * 1000 }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'] }));
+      res.on('error', () => resolve('error'));
+    });
+    req.on('timeout', () => {
+      req.destroy();
+      resolve('timeout');
+    });
+    req.on('error', () => resolve('error'));
+  });
+}
+
+/** Asks /healthz every 50 ms on its own connection; stop() gives the slowest answer. */
+function probeHealth(url: string): { stop: () => Promise<number> } {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  let probing = true;
+  let worst = 0;
+  const running = (async () => {
+    while (probing) {
+      const start = performance.now();
+      await new Promise<void>((resolve, reject) =>
+        http.get(`${url}/healthz`, { agent }, (res) => res.resume().on('end', () => resolve())).on('error', reject),
+      );
+      worst = Math.max(worst, performance.now() - start);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  })();
+  return {
+    stop: async () => {
+      probing = false;
+      await running;
+      agent.destroy();
+      return worst;
+    },
+  };
+}
+
+export async function overloadRuns(ctx: OverloadContext): Promise<string[]> {
+  const rows: string[] = [];
+  const verdicts: string[] = [];
+  const run = async (path: string, env: NodeJS.ProcessEnv, connections: number, opened: boolean): Promise<Level> => {
+    const port = ctx.nextPort();
+    const server = await startServer(ctx.cli, ['--db', ctx.db, 'serve', '--port', String(port)], port, /listening/, {
+      LOG_LEVEL: 'info',
+      ...env,
+    });
+    try {
+      return await load(server.url, path, ctx.key, connections, server.child.pid!, opened);
+    } finally {
+      await server.stop();
+    }
+  };
+  const row = (request: string, mode: string, level: Level, base: number, opened = true): string => {
+    const others = Object.entries(level.others).map(([code, count]) => `${count.toLocaleString('en')} × ${code}`);
+    if (level.bare503 > 0) others.push(`${level.bare503} of the 503s without Retry-After`);
+    if (level.errors > 0) others.push(`${level.errors} connection errors`);
+    return `| ${request} | ${mode} | ${level.connections}${opened ? '' : ', opened under load'} | ${level.okPerSecond.toFixed(0)} | ${(level.okPerSecond / base).toFixed(2)} | ${ms(level.p99Ms)} | ${ms(level.p99AllMs)} | ${level.timeouts} | ${others.join(', ') || 'none'} | ${(level.peakRss / 2 ** 20).toFixed(0)} MB | ${ms(level.worstHealthzMs)} |`;
+  };
+  for (const request of REQUESTS) {
+    for (const mode of MODES) {
+      const levels: Level[] = [];
+      for (const connections of LEVELS) {
+        const level = await run(request.path, mode.env, connections, true);
+        process.stderr.write(`overload ${request.name}, ${mode.name}, c=${connections}: ${JSON.stringify(level)}\n`);
+        levels.push(level);
+      }
+      rows.push(...levels.map((level) => row(request.name, mode.name, level, levels[0]!.okPerSecond)));
+      if (mode === MODES[0]) {
+        verdicts.push(...judge(request.name, levels));
+        const burst = await run(request.path, mode.env, LEVELS[LEVELS.length - 1]!, false);
+        process.stderr.write(`overload ${request.name}, ${mode.name}, opened under load: ${JSON.stringify(burst)}\n`);
+        rows.push(row(request.name, mode.name, burst, levels[0]!.okPerSecond, false));
+      }
+    }
+  }
+  return [
+    `## Overload: ${LEVELS.join(', ')} connections on one instance (SQLite, ${OVERLOAD_ORDERS.toLocaleString('en')} orders)`,
+    '',
+    `A closed loop of keep-alive clients (each sends its next request as soon as it has read the last answer, and ignores Retry-After), ${SECONDS} s per level, each request given up after ${CLIENT_TIMEOUT_SECONDS} s (a timeout); a fresh server per level; \`/healthz\` asked every 50 ms meanwhile on a connection of its own. Every client opens its connection (with a \`/healthz\`) before the load starts, except in the rows "opened under load", where all of them connect at once as the load starts. "As shipped" is the default admission; "admits everything" sets \`PETSTORE_ADMISSION_LIMIT\` past any load here. "vs c=32" is the 200s per second against the same request and admission at 32 connections.`,
+    '',
+    '| request | admission | connections | 200s/s | vs c=32 | p99 of 200s | p99 of all | timeouts | other answers | server RSS peak | worst /healthz |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|',
+    ...rows,
+    '',
+    `Targets, as shipped, on opened connections (0 timeouts; p99 of 200s ≤ ${P99_TARGET_MS / 1000} s; every non-200 a 503 with Retry-After; 200s/s ≥ ${RATE_TARGET * 100}% of c=32; nothing shed at 32):`,
+    '',
+    ...verdicts,
+  ];
+}
+
+/** One line per request: which targets its levels met, as shipped. */
+function judge(name: string, levels: Level[]): string[] {
+  const base = levels[0]!.okPerSecond;
+  const missed: string[] = [];
+  for (const level of levels) {
+    const at = `at ${level.connections}`;
+    if (level.timeouts > 0) missed.push(`${level.timeouts} timeouts ${at}`);
+    if (level.p99Ms > P99_TARGET_MS) missed.push(`p99 ${ms(level.p99Ms)} ${at}`);
+    const wrong = Object.keys(level.others).filter((code) => code !== '503');
+    if (wrong.length > 0 || level.bare503 > 0 || level.errors > 0) missed.push(`answers other than 200 and 503 with Retry-After ${at}`);
+    if (level.okPerSecond < RATE_TARGET * base) missed.push(`200s/s ${(level.okPerSecond / base).toFixed(2)} of c=32 ${at}`);
+  }
+  if ((levels[0]!.others['503'] ?? 0) > 0) missed.push(`${levels[0]!.others['503']} shed at ${levels[0]!.connections}`);
+  return [`- ${name}: ${missed.length === 0 ? 'all met' : `missed: ${missed.join('; ')}`}`];
+}
+
+function ms(value: number): string {
+  return value >= 1000 ? `${(value / 1000).toFixed(2)} s` : `${value.toFixed(0)} ms`;
+}
