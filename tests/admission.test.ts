@@ -1,6 +1,7 @@
+import { IncomingMessage, ServerResponse } from 'node:http';
 import net from 'node:net';
 import { loadDocument, specPath } from '../src/contract/document';
-import { isExpensive } from '../src/http/admission';
+import { createAdmission, isExpensive } from '../src/http/admission';
 import { createMetrics } from '../src/metrics';
 import { createOpenApi } from '../src/openapi';
 import { listen } from './helpers/app';
@@ -22,6 +23,35 @@ test('lists and pages are the expensive operations; the feed, one order, a cance
     for (const operation of api.operations) if (isExpensive(operation)) expensive.push(`${version} ${operation.operationId}`);
   }
   expect(expensive).toEqual(['v1 listOrders', 'v2 listOrders']);
+});
+
+test('the running count is reported once per change, and the oldest waiting request takes a freed place', async () => {
+  const api = await createOpenApi(loadDocument(specPath('v1')), { apiRoot: '/v1', undeclaredQuery: 'ignore' });
+  const list = api.operations.find((operation) => operation.operationId === 'listOrders')!;
+  const reports: number[] = [];
+  const waited: number[] = [];
+  const admission = createAdmission(
+    { limit: 1, maxWaitMs: 60_000, queue: 10 },
+    { onRunning: (count) => reports.push(count), onWaited: (seconds) => waited.push(seconds) },
+  );
+  const response = () => new ServerResponse(new IncomingMessage(new net.Socket()));
+  const [first, second, third] = [response(), response(), response()];
+  const admitted: string[] = [];
+
+  expect(admission.admit(list, first)).toBeUndefined();
+  const secondTurn = admission.admit(list, second)!.then(() => admitted.push('second'));
+  const thirdTurn = admission.admit(list, third)!.then(() => admitted.push('third'));
+  first.emit('finish');
+  await secondTurn;
+  second.emit('close');
+  await thirdTurn;
+  third.emit('finish');
+  third.emit('close');
+
+  expect(admitted).toEqual(['second', 'third']);
+  expect(reports).toEqual([1, 1, 1, 0]);
+  expect(waited).toHaveLength(3);
+  expect(waited[0]).toBe(0);
 });
 
 test('past its limit a list waits, then is shed with a 503 and Retry-After; a full queue sheds at once; cheap requests pass', async () => {

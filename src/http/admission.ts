@@ -82,25 +82,32 @@ export function createAdmission(limits: AdmissionLimits, events: AdmissionEvents
     res.on('finish', once);
     res.on('close', once);
   };
-  function end(): void {
-    running -= 1;
-    // The oldest request still waiting takes the place.
-    while (head < waiting.length) {
-      const next = waiting[head];
+  /** The oldest request still waiting, taken out of the queue; undefined when none waits. */
+  const oldest = (): Waiter | undefined => {
+    let next: Waiter | undefined;
+    while (next === undefined && head < waiting.length) {
+      next = waiting[head];
       waiting[head] = undefined;
       head += 1;
-      if (next === undefined) continue;
-      queued -= 1;
-      clearTimeout(next.timer);
-      start(next.res, performance.now() - next.since);
-      next.admit();
-      break;
     }
     if (head === waiting.length) {
       waiting.length = 0;
       head = 0;
     }
-    events.onRunning?.(running);
+    return next;
+  };
+  function end(): void {
+    running -= 1;
+    // The oldest request still waiting takes the place.
+    const next = oldest();
+    if (next === undefined) {
+      events.onRunning?.(running);
+      return;
+    }
+    queued -= 1;
+    clearTimeout(next.timer);
+    start(next.res, performance.now() - next.since);
+    next.admit();
   }
 
   return {
