@@ -70,15 +70,21 @@ export function listenForEvents(url: string, logger: Logger, changed: () => void
   let stopped = false;
   let client: pg.Client | undefined;
   let retry: NodeJS.Timeout | undefined;
+  /** Lets the listening connection go, whatever it does after. */
+  const hangUp = (): void => {
+    const listening = client;
+    client = undefined;
+    if (listening === undefined) return;
+    listening.removeAllListeners();
+    listening.on('error', () => undefined);
+    void listening.end().catch(() => undefined);
+  };
   const connect = (): void => {
     const listener = new pg.Client({ connectionString: url, application_name: 'petstore-orders events' });
     client = listener;
     const lost = (err?: unknown): void => {
       if (client !== listener) return;
-      client = undefined;
-      listener.removeAllListeners();
-      listener.on('error', () => undefined);
-      void listener.end().catch(() => undefined);
+      hangUp();
       if (stopped) return;
       if (err !== undefined) logger.warn({ err }, 'lost the connection that listens for other instances’ events; making a new one');
       retry = setTimeout(connect, RELISTEN_MS);
@@ -112,13 +118,7 @@ export function listenForEvents(url: string, logger: Logger, changed: () => void
     stopped = true;
     clearInterval(poll);
     clearTimeout(retry);
-    const listening = client;
-    client = undefined;
-    if (listening !== undefined) {
-      listening.removeAllListeners();
-      listening.on('error', () => undefined);
-      void listening.end().catch(() => undefined);
-    }
+    hangUp();
   };
 }
 
