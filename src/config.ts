@@ -59,11 +59,10 @@ export const DEFAULT_LIMITS: HttpLimits = Object.freeze({
 /**
  * Expensive requests (lists and pages) run at once: sixteen per core the process may use (at least
  * 16). A streamed list spends most of its time waiting for its client to read, not on a core, so a
- * limit near the cores leaves them idle: at 4, lists of 1,000 orders at 32 connections ran at about
- * half the rate they run unlimited (docs/performance-log.md). More wait, first come first served,
- * up to half a second, and then are shed with a 503 and Retry-After; past 1,024 waiting, one more
- * is shed at once. A shed request that waited costs a client that ignores Retry-After one request
- * per half second, not a flood of them.
+ * limit near the cores leaves them idle. More wait, first come first served, up to half a second,
+ * and then are shed with a 503 and Retry-After; past 1,024 waiting, one more is shed at once. A
+ * shed request that waited costs a client that ignores Retry-After one request per half second,
+ * not a flood of them. The measurements behind each choice are in docs/performance-log.md.
  */
 export const DEFAULT_ADMISSION = Object.freeze({ limit: Math.max(16, 16 * os.availableParallelism()), maxWaitMs: 500, queue: 1024 });
 
