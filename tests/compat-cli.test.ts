@@ -11,7 +11,8 @@ import { openSqliteStore } from '../src/store';
 // `petstore-orders compat`, as CI runs it on this project and as a consumer runs it on a deployment.
 const tmp = tempDir();
 afterAll(tmp.cleanup);
-const released = path.join(path.dirname(SPEC_PATH), 'released', '1.0.0.yaml');
+const releasedDir = path.join(path.dirname(SPEC_PATH), 'released');
+const released = path.join(releasedDir, '1.0.1.yaml');
 
 /** A copy of the released v1 document with `edit` applied, written to a file. */
 function editedFile(name: string, edit: (doc: ReturnType<typeof readDocument>) => void): string {
@@ -22,12 +23,12 @@ function editedFile(name: string, edit: (doc: ReturnType<typeof readDocument>) =
   return file;
 }
 
-test('on this project: v1 and v2 match their latest releases, 1.0.0 and 2.1.0: the check passes', async () => {
+test('on this project: v1 and v2 match their latest releases, 1.0.1 and 2.1.1: the check passes', async () => {
   const result = await cliAsync(['compat']);
 
   expect(result.stdout).toBe(
-    'spec/openapi.yaml (1.0.0) against spec/released/1.0.0.yaml (1.0.0): no changes\n' +
-      'spec/openapi-v2.yaml (2.1.0) against spec/released/2.1.0.yaml (2.1.0): no changes\n',
+    'spec/openapi.yaml (1.0.1) against spec/released/1.0.1.yaml (1.0.1): no changes\n' +
+      'spec/openapi-v2.yaml (2.1.1) against spec/released/2.1.1.yaml (2.1.1): no changes\n',
   );
   expect(result.status).toBe(0);
 });
@@ -44,6 +45,40 @@ test("a consumer's pinned document against a deployment's /v1/openapi.json: no b
     await server.close();
     await store.close();
   }
+});
+
+/** The pointer of the 503's description under each operation, as the check reports it. */
+const serviceUnavailable = (...operations: string[]) => operations.map((operation) => `/paths/${operation}/responses/503/description`);
+
+test.each([
+  ['v1', '1.0.0', '1.0.1', serviceUnavailable('~1store~1orders/get', '~1store~1orders~1{orderId}/delete', '~1pets~1{petId}/get')],
+  [
+    'v2',
+    '2.1.0',
+    '2.1.1',
+    serviceUnavailable(
+      '~1store~1orders/get',
+      '~1store~1orders~1{orderId}/get',
+      '~1store~1orders~1{orderId}/delete',
+      '~1store~1order-events/get',
+    ),
+  ],
+])("%s's %s to %s, the 503's words, is docs-only: a patch release", async (_version, from, to, pointers) => {
+  const result = await cliAsync([
+    'compat',
+    '--base',
+    path.join(releasedDir, `${from}.yaml`),
+    '--head',
+    path.join(releasedDir, `${to}.yaml`),
+    '--json',
+  ]);
+
+  const report = JSON.parse(result.stdout) as { breaking: boolean; findings: Array<{ class: string; pointer: string }> };
+  expect(result.status).toBe(0);
+  expect(report.breaking).toBe(false);
+  expect(report.findings.map((finding) => [finding.class, finding.pointer])).toEqual(
+    ['/info/description', ...pointers].map((pointer) => ['docs', pointer]),
+  );
 });
 
 test('a breaking change exits 1 and names the pointer and the rule, one line each', async () => {
@@ -104,8 +139,8 @@ describe('checkProject', () => {
 
     const [check] = checkProject(new Date(), spec);
 
-    expect(check!.release).toBe('spec/released/1.0.0.yaml');
-    expect(check!.report!.problems).toContainEqual(expect.stringContaining('1 breaking change to 1.0.0'));
+    expect(check!.release).toBe('spec/released/1.0.1.yaml');
+    expect(check!.report!.problems).toContainEqual(expect.stringContaining('1 breaking change to 1.0.1'));
   });
 
   test('an additive change passes with a minor bump and its changelog section', () => {
@@ -115,7 +150,7 @@ describe('checkProject', () => {
         doc.info.version = '1.1.0';
         doc.paths['/store/orders']!.get!.parameters!.push({ name: 'status', in: 'query', schema: { type: 'string' } });
       },
-      '# Changelog\n\n## 1.1.0 (2026-12-01)\n\n- `status` filter.\n\n## 1.0.0 (2026-11-22)\n',
+      '# Changelog\n\n## 1.1.0 (2026-12-01)\n\n- `status` filter.\n\n## 1.0.1 (2026-11-25)\n\n## 1.0.0 (2026-11-22)\n',
     );
 
     const [check] = checkProject(new Date(), spec);
@@ -132,12 +167,16 @@ describe('checkProject', () => {
 });
 
 describe("v2's 2.1.0 against 2.0.0, as it was before 2.1.0 was released", () => {
-  /** A copy of spec/ and CHANGELOG.md without the 2.1.0 release, its v2 document and changelog edited. */
+  /**
+   * A copy of spec/ and CHANGELOG.md as they were before 2.1.0 was released: the working v2 document
+   * is 2.1.0 as released, its version and the changelog edited.
+   */
   function before21(name: string, version: string, changelog: (text: string) => string): string {
     const root = path.join(tmp.dir, name);
     fs.cpSync(path.dirname(SPEC_PATH), path.join(root, 'spec'), { recursive: true });
-    fs.rmSync(path.join(root, 'spec', 'released', '2.1.0.yaml'), { force: true });
     const working = path.join(root, 'spec', 'openapi-v2.yaml');
+    fs.copyFileSync(path.join(root, 'spec', 'released', '2.1.0.yaml'), working);
+    for (const later of ['2.1.0', '2.1.1']) fs.rmSync(path.join(root, 'spec', 'released', `${later}.yaml`));
     fs.writeFileSync(working, fs.readFileSync(working, 'utf8').replace(/^( {2}version: )2\.1\.0$/m, `$1${version}`));
     const text = fs.readFileSync(path.join(path.dirname(SPEC_PATH), '..', 'CHANGELOG.md'), 'utf8');
     fs.writeFileSync(path.join(root, 'CHANGELOG.md'), changelog(text));
@@ -177,5 +216,8 @@ test('a release the changelog does not announce fails the project check', () => 
 
   const [check] = checkProject(new Date(), path.join(root, 'spec'));
 
-  expect(check!.report!.problems).toEqual(['CHANGELOG.md has no section for the released 1.0.0 (spec/released/1.0.0.yaml)']);
+  expect(check!.report!.problems).toEqual([
+    'CHANGELOG.md has no section for the released 1.0.0 (spec/released/1.0.0.yaml)',
+    'CHANGELOG.md has no section for the released 1.0.1 (spec/released/1.0.1.yaml)',
+  ]);
 });

@@ -1,10 +1,12 @@
+import path from 'node:path';
 import type { OpenAPIV3 } from 'openapi-types';
 import { checkRelease, compareDocuments } from '../src/contract/compat/compare';
-import { cloneDocument, loadDocument } from '../src/contract/document';
+import { readDocument } from '../src/contract/compat/project';
+import { cloneDocument, SPEC_PATH } from '../src/contract/document';
 import { documentWithNotes } from './helpers/documents';
 
-// Every edit is made to a copy of the v1 document as released, and compared with the release.
-const released = loadDocument();
+// Every edit is made to a copy of the v1 document as first released, 1.0.0, and compared with it.
+const released = readDocument(path.join(path.dirname(SPEC_PATH), 'released', '1.0.0.yaml'));
 const BEFORE_SUNSET = new Date('2027-01-01T00:00:00Z');
 const AFTER_SUNSET = new Date('2027-07-01T00:00:00Z');
 
