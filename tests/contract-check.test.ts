@@ -159,8 +159,9 @@ describe('against a real server', () => {
 });
 
 test('a deployment that breaks the contract fails the checks that see it', async () => {
-  const document = JSON.parse(JSON.stringify(loadDocument())) as { info: { version: string } };
-  document.info.version = '1.0.1';
+  // A deployment serving a document that is not the local one.
+  const document = JSON.parse(JSON.stringify(loadDocument())) as { info: { title: string } };
+  document.info.title = 'Another API';
   const broken = http.createServer((req, res) => {
     const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
       res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
