@@ -9,7 +9,7 @@ import { generateKey, hashKey } from '../../src/keys';
 import { openPostgresStore, openSqliteStore, type ImportRecord } from '../../src/store';
 import { bigDownload, median, peakRss, quantile, startServer, throughput, type Server } from './measure';
 import { feedRuns } from './feed';
-import { OVERLOAD_ORDERS, overloadRuns } from './overload';
+import { HELD_ORDERS, OVERLOAD_ORDERS, overloadRuns } from './overload';
 import { pageRuns } from './pages';
 import { postgresProblem, postgresRuns, withScratchDatabases } from './postgres';
 import { checkPerformancePage, writeLatestRun } from './report';
@@ -288,7 +288,13 @@ const FEED = 'feed';
 
 /** The overload rows (./overload.ts), on a store of their own. */
 async function overload(): Promise<string[]> {
-  return overloadRuns({ cli: CLI, key, db: await template('overload', OVERLOAD_ORDERS), nextPort: () => nextPort++ });
+  return overloadRuns({
+    cli: CLI,
+    key,
+    db: await template('overload', OVERLOAD_ORDERS),
+    heldDb: await template('overload-held', HELD_ORDERS),
+    nextPort: () => nextPort++,
+  });
 }
 
 /** The change feed's rows (./feed.ts), with BIG orders from `file`. */
