@@ -120,11 +120,12 @@ onPostgres(
       const client = new pg.Client({ connectionString: database.url });
       await client.connect();
       try {
-        await client.query(`INSERT INTO orders (id, pet_id, quantity, ship_date, complete, status, created_at, shipped_at, cancelled_at)
-        SELECT n, ${COLUMNS.pet_id}, ${COLUMNS.quantity}, format('2026-%s-%sT%s:00:00Z', lpad((1 + n % 12)::text, 2, '0'),
-               lpad((1 + n % 28)::text, 2, '0'), lpad((n % 24)::text, 2, '0')), ${COLUMNS.complete('true')}, ${COLUMNS.status}, 'x',
-               CASE n % 10 WHEN 0 THEN 'x' END, CASE n % 10 WHEN 1 THEN 'x' END
-        FROM generate_series(1, ${ORDERS}) AS n`);
+        await client.query(`INSERT INTO orders (id, pet_id, quantity, ship_date, complete, status, created_at, shipped_at, cancelled_at, ship_at)
+        SELECT n, ${COLUMNS.pet_id}, ${COLUMNS.quantity}, d, ${COLUMNS.complete('true')}, ${COLUMNS.status}, 'x',
+               CASE n % 10 WHEN 0 THEN 'x' END, CASE n % 10 WHEN 1 THEN 'x' END, ${instantKeySql('d')}
+        FROM (SELECT n, format('2026-%s-%sT%s:00:00Z', lpad((1 + n % 12)::text, 2, '0'), lpad((1 + n % 28)::text, 2, '0'),
+                     lpad((n % 24)::text, 2, '0')) AS d
+              FROM generate_series(1, ${ORDERS}) AS n) AS generated`);
         await client.query('VACUUM ANALYZE orders');
 
         const problems: string[] = [];

@@ -1,8 +1,10 @@
 import net from 'node:net';
+import pg from 'pg';
 import request from 'supertest';
 import { createApp } from '../src/app';
+import { instantKey } from '../src/contract/date-time';
 import { openPostgresStore, type Store } from '../src/store';
-import { PG_MIGRATIONS } from '../src/store/postgres/migrations';
+import { PG_MIGRATIONS, migratePostgres } from '../src/store/postgres/migrations';
 import { freshDatabase, sql, terminateConnections } from './helpers/postgres';
 import { addKey, order } from './helpers/store';
 
@@ -21,6 +23,42 @@ pgTest('PostgreSQL store', () => {
 
     const applied = await sql<{ version: number }>(database.url, 'SELECT version FROM schema_migrations ORDER BY version');
     expect(applied.map((row) => row.version)).toEqual(PG_MIGRATIONS.map((m) => m.version));
+  });
+
+  test('ship instants: a store from before keeps its own, and an import writes each as instantKey makes it', async () => {
+    // The store as it was before the store wrote ship_at: a generated column.
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      await migratePostgres(client as unknown as pg.PoolClient, PG_MIGRATIONS.slice(0, 5));
+    } finally {
+      await client.end();
+    }
+    const earlier = ['2026-11-20T10:00:00Z', '2026-11-20T10:00:00.5+05:30', '2016-12-31T23:59:60Z'];
+    for (const [i, shipDate] of earlier.entries()) {
+      await sql(
+        database.url,
+        `INSERT INTO orders (id, pet_id, quantity, ship_date, complete, status, created_at) VALUES ($1, 1, 1, $2, false, 'pending', 'x')`,
+        [i + 1, shipDate],
+      );
+    }
+    const shipAt = () =>
+      sql<{ id: string; ship_date: string; ship_at: string }>(database.url, 'SELECT id, ship_date, ship_at FROM orders ORDER BY id');
+    const before = await shipAt();
+
+    const store = await openPostgresStore(database.url);
+    const later = ['2026-11-20T10:00:00-00:30', '0001-01-01T00:00:00.000001Z', '9999-12-31T23:59:59.999999+14:00'];
+    await store.importOrders(later.map((shipDate, i) => order({ id: 10 + i, shipDate })));
+    await store.close();
+
+    const after = await shipAt();
+    expect(after.slice(0, earlier.length)).toEqual(before);
+    expect(after.map((row) => row.ship_at)).toEqual([...earlier, ...later].map(instantKey));
+    const [column] = await sql<{ generated: string; notNull: boolean }>(
+      database.url,
+      `SELECT attgenerated AS generated, attnotnull AS "notNull" FROM pg_attribute WHERE attrelid = 'orders'::regclass AND attname = 'ship_at'`,
+    );
+    expect(column).toEqual({ generated: '', notNull: true });
   });
 
   test('a database from a newer release is refused rather than misread', async () => {

@@ -114,7 +114,7 @@ onPostgres(
       await expect(
         sql(
           old.url,
-          `INSERT INTO orders (id, pet_id, quantity, ship_date, complete, created_at) VALUES (9, 1, 1, '2026-02-30T10:00:00Z', false, 'x')`,
+          `INSERT INTO orders (id, pet_id, quantity, ship_date, complete, created_at, ship_at) VALUES (9, 1, 1, '2026-02-30T10:00:00Z', false, 'x', 'x')`,
         ),
       ).rejects.toThrow(/order_ship_date_rfc3339/);
     } finally {

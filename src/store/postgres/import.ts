@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import type { PoolClient } from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
+import { instantKey } from '../../contract/date-time';
 import { importBatches } from '../core';
 import { drive } from '../dialect';
 import { publishSteps, type PublishSql } from '../publish';
@@ -36,7 +37,8 @@ export async function importIntoPostgres(
       quantity  BIGINT  NOT NULL,
       ship_date TEXT    NOT NULL,
       complete  BOOLEAN NOT NULL,
-      status    TEXT    NOT NULL
+      status    TEXT    NOT NULL,
+      ship_at   TEXT    NOT NULL
     ) ON COMMIT DROP`);
     const count = await stage(client, records);
     const imported = await publish(client, count, now, events);
@@ -60,7 +62,7 @@ const COPY_CHUNK = 64 * 1024;
  * error reported first.
  */
 async function stage(client: PoolClient, records: ImportRecords): Promise<number> {
-  const copy = client.query(copyFrom('COPY import_staging (idx, id, pet_id, quantity, ship_date, complete, status) FROM STDIN'));
+  const copy = client.query(copyFrom('COPY import_staging (idx, id, pet_id, quantity, ship_date, complete, status, ship_at) FROM STDIN'));
   const copied = finished(copy);
   // Until the COPY is awaited, a failure of the stream would otherwise be an unhandled rejection.
   copied.catch(() => undefined);
@@ -79,7 +81,7 @@ async function stage(client: PoolClient, records: ImportRecords): Promise<number
   try {
     for await (const batch of importBatches(records)) {
       for (const record of batch) {
-        chunk += `${staged}\t${record.id ?? '\\N'}\t${record.petId}\t${record.quantity}\t${copyText(record.shipDate)}\t${record.complete ? 't' : 'f'}\t${copyText(record.status ?? 'pending')}\n`;
+        chunk += `${staged}\t${record.id ?? '\\N'}\t${record.petId}\t${record.quantity}\t${copyText(record.shipDate)}\t${record.complete ? 't' : 'f'}\t${copyText(record.status ?? 'pending')}\t${instantKey(record.shipDate)}\n`;
         staged += 1;
       }
       if (chunk.length >= COPY_CHUNK) await flush();
@@ -117,8 +119,8 @@ async function checkRepeats(client: PoolClient): Promise<void> {
 /** The publish's statements (publishSteps, in ../publish.ts) on the staging table; `now` is the import's time. */
 function publishSql(now: string, events: boolean): PublishSql {
   const withCreatedEvents = events ? withEvents : (move: string) => move;
-  const columns = 'pet_id, quantity, ship_date, complete, status, created_at, shipped_at';
-  const values = `pet_id, quantity, ship_date, complete, status, $1, CASE status WHEN 'shipped' THEN $1 END`;
+  const columns = 'pet_id, quantity, ship_date, complete, status, created_at, shipped_at, ship_at';
+  const values = `pet_id, quantity, ship_date, complete, status, $1, CASE status WHEN 'shipped' THEN $1 END, ship_at`;
   return {
     firstTaken: { text: 'SELECT s.idx, s.id FROM import_staging s JOIN orders o ON o.id = s.id ORDER BY s.idx LIMIT 1', values: [] },
     largestId: {
