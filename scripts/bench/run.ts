@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { generateKey, hashKey } from '../../src/keys';
 import { openPostgresStore, openSqliteStore, type ImportRecord } from '../../src/store';
-import { bigDownload, median, peakRss, quantile, startServer, throughput, type Server } from './measure';
+import { bigDownload, median, peakRss, probeHealth, quantile, startServer, throughput, type Server } from './measure';
 import { feedRuns } from './feed';
 import { HELD_ORDERS, OVERLOAD_ORDERS, overloadRuns } from './overload';
 import { pageRuns } from './pages';
@@ -542,18 +542,7 @@ async function cancelsDuringImport(file: string, store: 'sqlite' | 'postgres', d
     });
     // Meanwhile another client asks /healthz every 20 ms: how long the server takes to answer
     // anything at all while cancels wait for the import's lock.
-    const healthAgent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-    const health: number[] = [];
-    const polling = (async () => {
-      while (running) {
-        const start = performance.now();
-        await new Promise<void>((resolve, reject) => {
-          http.get(`${server.url}/healthz`, { agent: healthAgent }, (res) => res.resume().on('end', () => resolve())).on('error', reject);
-        });
-        health.push(performance.now() - start);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    })();
+    const probe = probeHealth(server.url, 20);
     for (let n = 0; running && n < PENDING; n += 1) {
       const start = performance.now();
       const status = await new Promise<number>((resolve, reject) => {
@@ -571,8 +560,7 @@ async function cancelsDuringImport(file: string, store: 'sqlite' | 'postgres', d
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
     const { seconds } = await finishedImport;
-    await polling;
-    healthAgent.destroy();
+    const health = await probe.stop();
     process.stderr.write(
       `${store}: ${latencies.length} cancels during a ${seconds.toFixed(1)} s import, worst ${Math.max(...latencies).toFixed(1)} ms\n`,
     );
