@@ -1,5 +1,6 @@
 import os from 'node:os';
 import path from 'node:path';
+import type { AdmissionLimits } from './http/admission';
 import { sqliteFile, storeKindOf } from './store/locations';
 
 /** The validated, frozen runtime configuration. Nothing else reads `process.env`. */
@@ -22,7 +23,7 @@ export interface Config {
   /** When set, GET /metrics needs `Authorization: Bearer <token>`; when unset, it is open. */
   readonly metricsToken: string | undefined;
   /** How many lists and pages run at once, and how long more of them may wait before a 503. */
-  readonly admission: { readonly limit: number; readonly maxWaitMs: number; readonly queue: number };
+  readonly admission: AdmissionLimits;
   /** The change feed: days its events are kept, and how many requests may wait for events at once. */
   readonly feed: { readonly retentionDays: number; readonly maxWaiting: number };
 }

@@ -28,10 +28,10 @@ const RETRY_AFTER_SECONDS = 1;
 /** One instance's admission of expensive work, shared by every version it serves. */
 export interface Admission {
   /**
-   * Admits a request to `operation`: at once when the operation is cheap, or when fewer than the
-   * limit of expensive requests are running; otherwise once one ends, in arrival order, or, past
-   * the longest wait, never: it rejects with a 503 `service_unavailable` and `Retry-After`. An
-   * admitted expensive request holds its place until its response is over (sent, or abandoned).
+   * Admits a request to an expensive `operation` (isExpensive: the dispatcher asks only for those):
+   * at once when fewer than the limit are running; otherwise once one ends, in arrival order, or,
+   * past the longest wait, never: it rejects with a 503 `service_unavailable` and `Retry-After`.
+   * An admitted request holds its place until its response is over (sent, or abandoned).
    */
   admit(operation: Operation, res: ServerResponse): Promise<void> | undefined;
 }
@@ -62,7 +62,6 @@ export function createAdmission(limits: AdmissionLimits, events: AdmissionEvents
   let head = 0;
   /** How many are waiting (the queue's slots left empty by a shed or a departure do not count). */
   let queued = 0;
-  const expensive = new WeakMap<Operation, boolean>();
 
   const start = (res: ServerResponse, waitedMs: number): void => {
     running += 1;
@@ -112,12 +111,6 @@ export function createAdmission(limits: AdmissionLimits, events: AdmissionEvents
 
   return {
     admit(operation, res) {
-      let costly = expensive.get(operation);
-      if (costly === undefined) {
-        costly = isExpensive(operation);
-        expensive.set(operation, costly);
-      }
-      if (!costly) return undefined;
       if (running < limits.limit && queued === 0) {
         start(res, 0);
         return undefined;

@@ -10,7 +10,7 @@ import { createOpenApi, type Operation } from '../openapi';
 import type { Store } from '../store';
 import { createErrorReplies } from './error-reply';
 import type { EventFeed } from '../handlers/event-feed';
-import type { Admission } from './admission';
+import { isExpensive, type Admission } from './admission';
 import { bindHandlers, type BoundHandler, type HandlerDefinitions, type OperationHandlers } from './handlers';
 import type { Reply } from './reply';
 import { createReplyCheck } from './reply-check';
@@ -104,6 +104,9 @@ export async function createDispatcher<V extends ApiVersion>(options: Dispatcher
     onDeprecatedCall: (operationId) => options.onDeprecatedCall?.(operationId, version),
   });
 
+  // The operations whose work grows with the store wait for admission; the rest never do.
+  const expensive = new Set(api.operations.filter(isExpensive));
+
   const answer = (operation: Operation, request: RoutedRequest, res: ServerResponse, method: string): MaybePromise<Reply> => {
     const body = requests.body(operation, request);
     return andThen(authenticate(operation, request.headers), (security) => {
@@ -112,7 +115,7 @@ export async function createDispatcher<V extends ApiVersion>(options: Dispatcher
       if (handle === undefined) throw new Error(`no handler is registered for ${operation.operationId}`);
       const raw = { method, path: request.path, query: request.query, headers: request.headers, body };
       const inputs = requests.inputs(operation, raw, security.keyName);
-      const admitted = options.admission.admit(operation, res);
+      const admitted = expensive.has(operation) ? options.admission.admit(operation, res) : undefined;
       if (admitted === undefined) return handled(operation, request, handle, inputs);
       return admitted.then(
         () => handled(operation, request, handle, inputs),
