@@ -1,5 +1,5 @@
 import { INSTANT_KEY_BASE } from '../contract/date-time';
-import type { Dialect } from './dialect';
+import type { DateTimeSpelling, Dialect } from './dialect';
 
 /**
  * Whitespace that ajv-formats accepts between date and time (it splits on `/t|\s/i`): JavaScript's
@@ -27,12 +27,11 @@ export function shipDateRule(column: string, { dateTime: sql }: Dialect): string
   const zoneMinutes = sql.integer(`'0' || substr(replace(${zone}, ':', ''), 4, 2)`);
   const hour = sql.integer(`substr(${s}, 12, 2)`);
   const minute = sql.integer(`substr(${s}, 15, 2)`);
-  const digits = (n: number): string => '[0-9]'.repeat(n);
-  const usual = (fraction: string): string => `${digits(4)}-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-5][0-9]${fraction}Z`;
+  const usual = sql.usualForms(s);
   return `(CASE
   -- the usual forms, decided at once: YYYY-MM-DDTHH:MM:SSZ, and with milliseconds
-  WHEN ${sql.glob(s, usual(''))} OR ${sql.glob(s, usual(`.${digits(3)}`))}
-  THEN ${sql.realDay(`substr(${s}, 1, 10)`)} AND substr(${s}, 12, 2) <= '23'
+  WHEN ${usual.when}
+  THEN ${usual.then}
   -- any other
   WHEN length(${s}) BETWEEN 20 AND 64
     -- YYYY-MM-DD?HH:MM:SS
@@ -55,6 +54,23 @@ export function shipDateRule(column: string, { dateTime: sql }: Dialect): string
         AND ${minute} - ${sign} * ${zoneMinutes} IN (59, -1)
         AND ${hour} * 60 + ${minute} - ${sign} * (${zoneHours} * 60 + ${zoneMinutes}) IN (1439, -1)))
   ELSE FALSE END)`;
+}
+
+/**
+ * DateTimeSpelling's usualForms from its glob and realDay: the two forms' shapes, with each digit
+ * that has a range narrowed by its first place (months [01], days [0-3], hours [0-2], minutes and
+ * seconds [0-5]); then a real day and hours to 23.
+ */
+export function usualFormsByGlob(s: string, sql: DateTimeSpelling): { when: string; then: string } {
+  const usual = (fraction: string): string => `${digits(4)}-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-5][0-9]${fraction}Z`;
+  return {
+    when: `${sql.glob(s, usual(''))} OR ${sql.glob(s, usual(`.${digits(3)}`))}`,
+    then: `${sql.realDay(`substr(${s}, 1, 10)`)} AND substr(${s}, 12, 2) <= '23'`,
+  };
+}
+
+function digits(n: number): string {
+  return '[0-9]'.repeat(n);
 }
 
 /** A GLOB pattern of literals, `?`, `[...]` classes and `*`, as an anchored POSIX regex. */

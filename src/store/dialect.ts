@@ -40,6 +40,13 @@ export interface DateTimeSpelling {
   realDay(expr: string): string;
   /** An integer from `expr`, a text of one or more digits. */
   integer(expr: string): string;
+  /**
+   * The clause that decides the usual forms at once, `YYYY-MM-DDTHH:MM:SSZ` and with milliseconds:
+   * `when` takes such a string, and `then` is its verdict. A string `when` leaves goes on to the
+   * rule's other clauses, which judge every form, so `when` may leave more than it must; whatever it
+   * takes, `then` must judge exactly. usualFormsByGlob (./date-time-sql.ts) spells it with the pieces above.
+   */
+  usualForms(expr: string): { readonly when: string; readonly then: string };
 }
 
 /** A statement as the shared code writes it: `$1, $2, …` placeholders, and their values. */

@@ -48,10 +48,26 @@ export const KNOWN_DATE_TIMES = [
   '2026-11-20T23:59:60-00:01',
 ];
 
+/**
+ * The usual forms (`Z`, with and without milliseconds) at every month and day edge, leap years
+ * and century years included, and at the clock's: where a rule may decide them apart from the rest.
+ */
+function usualFormEdges(): string[] {
+  const two = (n: number) => String(n).padStart(2, '0');
+  const edges: string[] = [];
+  for (const year of ['2023', '2024', '1900', '2000', '0000'])
+    for (let month = 0; month <= 13; month += 1)
+      for (const day of [0, 1, 28, 29, 30, 31, 32])
+        for (const time of ['00:00:00', '19:59:59', '23:59:59', '24:00:00', '23:59:60'])
+          for (const fraction of ['', '.000', '.12']) edges.push(`${year}-${two(month)}-${two(day)}T${time}${fraction}Z`);
+  return edges;
+}
+
 /** A few thousand such strings, the same on every run. */
 export function dateTimeSamples(): string[] {
   return [
     ...KNOWN_DATE_TIMES,
+    ...usualFormEdges(),
     ...fc.sample(nearDateTime, { numRuns: 3000, seed: 20261122 }),
     ...fc.sample(mutated, { numRuns: 3000, seed: 20261123 }),
   ];

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { Dialect, Row, Statement, SyncConnection } from '../dialect';
+import { usualFormsByGlob } from '../date-time-sql';
 import { messageOf } from '../../errors';
 import { StoreInvariantError } from '../types';
 import { sqliteCode, translate } from './errors';
@@ -20,6 +21,7 @@ export const sqliteDialect: Dialect = {
     // date() gives back a real day unchanged, and moves any other (2023-02-29 is 2023-03-01) or has none.
     realDay: (expr) => `date(${expr}) IS ${expr}`,
     integer: (expr) => `CAST(${expr} AS INTEGER)`,
+    usualForms: (expr) => usualFormsByGlob(expr, sqliteDialect.dateTime),
   },
   translate,
   uniqueViolation: (err) => {
