@@ -6,17 +6,21 @@ import { ImportConflictError } from './types';
  * The SQL of each statement of the publish, for the dialect's staging table: the dialect's part.
  * "Staged" records are the import's, in file order by `idx`.
  */
-export interface PublishSql {
+export interface PublishSql extends NumberingSql {
   /** `idx, id` of the first staged record whose id an order already has. */
   readonly firstTaken: Statement;
+}
+
+/** The statements that give the staged records their ids and move them (numberingSteps). */
+export interface NumberingSql {
   /** `id`: the largest id among the orders and the staged records (NULL when there is none). */
   readonly largestId: Statement;
   /** `idx` of the staged record without an id at the given offset among them. */
   unassignable(offset: number): Statement;
-  /** Moves every staged record with an id into `orders` (or where the dialect publishes from). */
-  readonly moveWithIds: Statement;
+  /** Moves every staged record with an id into `orders` (or where the dialect publishes from): one statement or more, run in order. */
+  readonly moveWithIds: readonly Statement[];
   /** Moves every staged record without an id there too, numbered `largest + 1`, `+ 2`, … in file order. */
-  moveWithoutIds(largest: number): Statement;
+  moveWithoutIds(largest: number): readonly Statement[];
 }
 
 /**
@@ -30,13 +34,21 @@ export interface PublishSql {
 export function* settleSteps(sql: PublishSql, count: number): Steps<number> {
   const [taken] = (yield { rows: sql.firstTaken }) ?? [];
   if (taken !== undefined) throw new ImportConflictError(Number(taken.idx), { kind: 'id_taken', id: Number(taken.id) });
+  return yield* numberingSteps(sql, count);
+}
+
+/**
+ * settleSteps once no staged id is taken: records without an id get the ids after the largest, and
+ * past the largest safe integer the first left without one is the error; then every record moves.
+ */
+export function* numberingSteps(sql: NumberingSql, count: number): Steps<number> {
   const [largestRow] = (yield { rows: sql.largestId }) ?? [];
   const largest = largestRow?.id == null ? 0 : Number(largestRow.id);
   const free = Math.max(0, Number.MAX_SAFE_INTEGER - Math.max(largest, 0));
   const [unassignable] = (yield { rows: sql.unassignable(free) }) ?? [];
   if (unassignable !== undefined) throw new ImportConflictError(Number(unassignable.idx), { kind: 'no_free_id' });
-  yield { run: sql.moveWithIds };
-  yield { run: sql.moveWithoutIds(largest) };
+  for (const move of sql.moveWithIds) yield { run: move };
+  for (const move of sql.moveWithoutIds(largest)) yield { run: move };
   return count;
 }
 
@@ -46,8 +58,8 @@ export function* revisionSteps(count: number): Steps<number> {
   return count;
 }
 
-/** Publishes staged records straight into `orders`: settleSteps, whose moves go there, then revisionSteps. */
-export function* publishSteps(sql: PublishSql, count: number): Steps<number> {
-  yield* settleSteps(sql, count);
+/** Publishes staged records whose ids the store has checked against the orders itself: numberingSteps, then revisionSteps. */
+export function* numberedPublishSteps(sql: NumberingSql, count: number): Steps<number> {
+  yield* numberingSteps(sql, count);
   return yield* revisionSteps(count);
 }

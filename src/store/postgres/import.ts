@@ -4,35 +4,48 @@ import type { PoolClient } from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { instantKey } from '../../contract/date-time';
 import { importBatches } from '../core';
-import { drive } from '../dialect';
-import { publishSteps, type PublishSql } from '../publish';
-import { ImportConflictError, type ImportRecords } from '../types';
+import { drive, statement } from '../dialect';
+import { numberedPublishSteps, type NumberingSql } from '../publish';
+import { ImportConflictError, StoreInvariantError, type ImportRecord, type ImportRecords } from '../types';
 import { postgresConnection } from './dialect';
 
 const IMPORT_LOCK = 0x70657473696d7074n; // "petsimpt": one import publishes at a time
 
+/** Records per chunk: what the import holds in memory is this chunk's COPY text and the next one's. */
+const CHUNK_RECORDS = 20_000;
+
 /**
- * Imports records in one transaction on one connection: streamed into a temporary table with COPY
- * (so memory stays bounded, whatever the file's size), then moved into `orders` at once.
- * Records with an id go in first; records without one then get the next ids after the largest,
- * in file order. Any failure rolls everything back. The same rules and messages as SQLite's.
+ * Imports records in one transaction on one connection, in bounded memory whatever the file's size.
+ * Records with an id go straight into `orders` with COPY, the bulk path PostgreSQL has, a chunk at
+ * a time while the next chunk is read, each chunk checked first: no id taken, none repeated.
+ * Records without one wait in a temporary table, then get the next ids after the largest, in file
+ * order. Each chunk's ids are kept, so that once a chunk fails its check the import reports the
+ * same error, for the same record, as the SQLite store: the first repeated id, else a record the
+ * file could not give, else the first taken id. Any failure rolls everything back.
  */
 export async function importIntoPostgres(
   client: PoolClient,
   records: ImportRecords,
   now: string,
-  // Only the bench turns the events off, to measure what they cost (scripts/bench/baselines/import-without-events.ts).
-  { events = true }: { events?: boolean } = {},
+  // Only the bench turns the events off, to measure what they cost (scripts/bench/baselines/import-without-events.ts),
+  // and only tests make the chunks small.
+  { events = true, chunkRecords = CHUNK_RECORDS }: { events?: boolean; chunkRecords?: number } = {},
 ): Promise<number> {
   await client.query('BEGIN');
   try {
-    // The pool's statement timeout bounds a request's statements; the COPY lasts as long as the
-    // file streams in, and the move is one statement over every record. Lifted for this
-    // transaction only: an import ends with its file, or with the process that runs it.
+    // The pool's statement timeout bounds a request's statements; a COPY lasts as long as its part
+    // of the file takes to read. Lifted for this transaction only: an import ends with its file,
+    // or with the process that runs it.
     await client.query('SET LOCAL statement_timeout = 0');
-    await client.query(`CREATE TEMP TABLE import_staging (
-      idx       BIGINT PRIMARY KEY,
-      id        BIGINT,
+    // One import at a time, from its first chunk on: a chunk's check trusts that no other import
+    // adds an order until this one commits.
+    await client.query('SELECT pg_advisory_xact_lock($1)', [IMPORT_LOCK.toString()]);
+    await client.query(`CREATE TEMP TABLE import_ids (
+      first BIGINT   PRIMARY KEY,
+      ids   BIGINT[] NOT NULL
+    ) ON COMMIT DROP`);
+    await client.query(`CREATE TEMP TABLE import_unnumbered (
+      idx       BIGINT  PRIMARY KEY,
       pet_id    BIGINT  NOT NULL,
       quantity  BIGINT  NOT NULL,
       ship_date TEXT    NOT NULL,
@@ -40,8 +53,8 @@ export async function importIntoPostgres(
       status    TEXT    NOT NULL,
       ship_at   TEXT    NOT NULL
     ) ON COMMIT DROP`);
-    const count = await stage(client, records);
-    const imported = await publish(client, count, now, events);
+    const count = await load(client, records, copyText(now), { events, chunkRecords });
+    const imported = await drive(numberedPublishSteps(numberingSql(now, events), count), postgresConnection(client));
     await client.query('COMMIT');
     return imported;
   } catch (err) {
@@ -50,52 +63,226 @@ export async function importIntoPostgres(
   }
 }
 
-/** Characters of COPY's text format flushed to the server at a time. */
-const COPY_CHUNK = 64 * 1024;
+/** Each record's place in the file and its id (NULL without one), from the chunks' arrays. */
+const FILE_IDS = 'SELECT first + n - 1 AS idx, id FROM import_ids, unnest(ids) WITH ORDINALITY AS u(id, n)';
 
 /**
- * Streams the records into the staging table with one `COPY … FROM STDIN` (pg-copy-streams), the
- * bulk path PostgreSQL has, waiting for the server whenever the stream says it is full, so memory
- * stays bounded. Repeated ids are found once everything is staged, in one pass; the first record
- * that repeats an earlier one's id is the error, as the SQLite store reports it. A record the file
- * could not give ends the COPY with what came before it, so that an earlier repeat is still the
- * error reported first.
+ * Reads every record, a chunk at a time: keeps the chunk's ids (import_ids), its records without an
+ * id (import_unnumbered), and, while every chunk has passed its check, moves its records with an
+ * id into `orders`, with their order.created events. Once a chunk fails its check nothing more
+ * moves, and the error is found from the ids kept. Answers how many records the file had.
  */
-async function stage(client: PoolClient, records: ImportRecords): Promise<number> {
-  const copy = client.query(copyFrom('COPY import_staging (idx, id, pet_id, quantity, ship_date, complete, status, ship_at) FROM STDIN'));
-  const copied = finished(copy);
-  // Until the COPY is awaited, a failure of the stream would otherwise be an unhandled rejection.
-  copied.catch(() => undefined);
-  let chunk = '';
-  let staged = 0;
-  const flush = async (): Promise<void> => {
-    // A COPY the server refused (a row it rejects, a lost connection) fails here, with its error.
-    if (copy.errored) await copied;
-    const full = !copy.write(chunk);
-    chunk = '';
-    if (full) await Promise.race([once(copy, 'drain'), copied]);
+async function load(
+  client: PoolClient,
+  records: ImportRecords,
+  now: string,
+  { events, chunkRecords }: { events: boolean; chunkRecords: number },
+): Promise<number> {
+  // The largest id of the orders, as it grows with the chunks moved: a chunk whose ids are all
+  // above it, none repeated, needs no look at the orders.
+  const { rows } = await client.query<{ id: string | null }>('SELECT max(id) AS id FROM orders');
+  let ceiling = rows[0]?.id == null ? Number.NEGATIVE_INFINITY : Number(rows[0].id);
+  // The place of the first record of the first chunk that failed its check; undefined while none has.
+  let failedFrom: number | undefined;
+  const write = async (chunk: Chunk): Promise<void> => {
+    await client.query('INSERT INTO import_ids (first, ids) VALUES ($1, $2)', [chunk.first, chunk.idsArray()]);
+    await copyIn(client, `COPY import_unnumbered (idx, ${STAGED_COLUMNS}) FROM STDIN`, chunk.unnumbered);
+    if (failedFrom !== undefined || chunk.orders.empty) return;
+    if (chunk.repeats() || (chunk.smallest <= ceiling && (await anyTaken(client, chunk.idsArray())))) {
+      failedFrom = chunk.first;
+      return;
+    }
+    await copyIn(client, `COPY orders (id, ${ORDER_COLUMNS}) FROM STDIN`, chunk.orders);
+    if (events) await copyIn(client, 'COPY order_events (type, order_id, status, occurred_at) FROM STDIN', chunk.events);
+    ceiling = Math.max(ceiling, chunk.largest);
+  };
+
+  // Two chunks take turns: one is written while the next is read into the other, which the chunk
+  // before wrote from. The chunk being written is awaited, with its failure, before the next is.
+  const chunks = [new Chunk(), new Chunk()] as const;
+  let chunk = chunks[0].start(0);
+  let count = 0;
+  let writing: Promise<void> = Promise.resolve();
+  const handOver = async (): Promise<void> => {
+    await writing;
+    writing = write(chunk);
+    writing.catch(() => undefined);
+    chunk = (chunk === chunks[0] ? chunks[1] : chunks[0]).start(count);
   };
   // What reading the records threw (the file, its JSON, a record the contract refuses): thrown as
-  // it is once the COPY has ended.
+  // it is once what came before it is kept, unless an earlier repeated id is the error.
+  // A chunk the server refused is not that: its error is thrown as it is.
   let unreadable: { error: unknown } | undefined;
+  const batches = importBatches(records);
   try {
-    for await (const batch of importBatches(records)) {
-      for (const record of batch) {
-        chunk += `${staged}\t${record.id ?? '\\N'}\t${record.petId}\t${record.quantity}\t${copyText(record.shipDate)}\t${record.complete ? 't' : 'f'}\t${copyText(record.status ?? 'pending')}\t${instantKey(record.shipDate)}\n`;
-        staged += 1;
+    for (;;) {
+      let next: IteratorResult<readonly ImportRecord[]>;
+      try {
+        next = await batches.next();
+      } catch (err) {
+        unreadable = { error: err };
+        break;
       }
-      if (chunk.length >= COPY_CHUNK) await flush();
+      if (next.done === true) break;
+      for (const record of next.value) {
+        chunk.add(count, record, now);
+        count += 1;
+      }
+      if (count - chunk.first >= chunkRecords) await handOver();
     }
-  } catch (err) {
-    unreadable = { error: err };
+    if (count > chunk.first) await handOver();
+    await writing;
+  } finally {
+    await batches.return(undefined);
   }
-  if (chunk !== '') await flush();
+  if (failedFrom === undefined && unreadable === undefined) return count;
+
+  const repeat = await first<{ idx: string; id: string; first: string }>(
+    client,
+    `SELECT idx, id, first FROM (SELECT idx, id, min(idx) OVER (PARTITION BY id) AS first FROM (${FILE_IDS}) f WHERE id IS NOT NULL) s
+     WHERE idx <> first ORDER BY idx LIMIT 1`,
+  );
+  if (repeat)
+    throw new ImportConflictError(Number(repeat.idx), { kind: 'repeated_id', id: Number(repeat.id), first: Number(repeat.first) });
+  if (unreadable !== undefined) throw unreadable.error;
+  // No id repeats, so every record before the failed chunk went in, and any from it on whose id an
+  // order has met an order that was there before the import.
+  const taken = await first<{ idx: string; id: string }>(
+    client,
+    `SELECT f.idx, f.id FROM (${FILE_IDS}) f JOIN orders o ON o.id = f.id WHERE f.idx >= $1 ORDER BY f.idx LIMIT 1`,
+    [failedFrom],
+  );
+  if (taken) throw new ImportConflictError(Number(taken.idx), { kind: 'id_taken', id: Number(taken.id) });
+  throw new StoreInvariantError(`the import's chunk from record ${failedFrom} failed its check, and none of its records conflicts`);
+}
+
+/**
+ * One chunk of the file: what is kept of it, and COPY's text for each table it goes to. The text
+ * goes into buffers that the chunk after next writes over, so that what the import holds stays
+ * the same size however long the file, and each record's strings are garbage at once.
+ */
+class Chunk {
+  /** The file's place of the chunk's first record. */
+  first = 0;
+  /** The records without an id (import_unnumbered). */
+  readonly unnumbered = new CopyText();
+  /** The records with an id, as orders and as their order.created events. */
+  readonly orders = new CopyText();
+  readonly events = new CopyText();
+  smallest = Number.POSITIVE_INFINITY;
+  largest = Number.NEGATIVE_INFINITY;
+  /** Every record's id, NaN for a record without one, in file order from `first`. */
+  #ids = new Float64Array(1024);
+  #count = 0;
+  /** Whether each id is larger than the one before it: then none repeats. */
+  #rising = true;
+
+  /** Empties the chunk for the records from the file's place `first` on. */
+  start(first: number): this {
+    this.first = first;
+    for (const text of [this.unnumbered, this.orders, this.events]) text.clear();
+    this.smallest = Number.POSITIVE_INFINITY;
+    this.largest = Number.NEGATIVE_INFINITY;
+    this.#count = 0;
+    this.#rising = true;
+    return this;
+  }
+
+  add(idx: number, record: ImportRecord, now: string): void {
+    const status = copyText(record.status ?? 'pending');
+    const staged = `${record.petId}\t${record.quantity}\t${copyText(record.shipDate)}\t${record.complete ? 't' : 'f'}\t${status}`;
+    const shipAt = instantKey(record.shipDate);
+    if (this.#count === this.#ids.length) {
+      const larger = new Float64Array(this.#ids.length * 2);
+      larger.set(this.#ids);
+      this.#ids = larger;
+    }
+    if (record.id === undefined) {
+      this.#ids[this.#count++] = Number.NaN;
+      this.unnumbered.append(`${idx}\t${staged}\t${shipAt}\n`);
+      return;
+    }
+    const id = record.id;
+    this.#ids[this.#count++] = id;
+    this.orders.append(`${id}\t${staged}\t${now}\t${status === 'shipped' ? now : '\\N'}\t${shipAt}\n`);
+    this.events.append(`order.created\t${id}\t${status}\t${now}\n`);
+    this.#rising &&= id > this.largest;
+    this.smallest = Math.min(this.smallest, id);
+    this.largest = Math.max(this.largest, id);
+  }
+
+  /** Whether two records of the chunk have the same id. */
+  repeats(): boolean {
+    if (this.#rising) return false;
+    const ids = this.#ids.subarray(0, this.#count).filter((id) => !Number.isNaN(id));
+    return ids.sort().some((id, i) => i > 0 && id === ids[i - 1]);
+  }
+
+  /** The chunk's ids as a PostgreSQL array, NULL for a record without one. */
+  idsArray(): string {
+    let text = '';
+    for (const [i, id] of this.#ids.subarray(0, this.#count).entries()) text += `${i === 0 ? '' : ','}${Number.isNaN(id) ? 'NULL' : id}`;
+    return `{${text}}`;
+  }
+}
+
+/** Rows in COPY's text format, as UTF-8 in a buffer that grows when a chunk needs more and is then written over. */
+class CopyText {
+  #buffer = Buffer.allocUnsafe(1024 * 1024);
+  #length = 0;
+
+  append(rows: string): void {
+    // UTF-8 takes at most three bytes for each UTF-16 unit.
+    if (this.#buffer.length - this.#length < rows.length * 3) {
+      const larger = Buffer.allocUnsafe(Math.max(this.#buffer.length * 2, this.#length + rows.length * 3));
+      this.#buffer.copy(larger, 0, 0, this.#length);
+      this.#buffer = larger;
+    }
+    this.#length += this.#buffer.write(rows, this.#length);
+  }
+
+  clear(): void {
+    this.#length = 0;
+  }
+
+  /** The rows, in pieces of COPY_PIECE bytes that share the buffer's memory. */
+  *pieces(): Generator<Buffer> {
+    for (let at = 0; at < this.#length; at += COPY_PIECE) yield this.#buffer.subarray(at, Math.min(at + COPY_PIECE, this.#length));
+  }
+
+  get empty(): boolean {
+    return this.#length === 0;
+  }
+}
+
+/** Whether an order has one of these ids. */
+async function anyTaken(client: PoolClient, ids: string): Promise<boolean> {
+  return (await first(client, 'SELECT 1 FROM orders WHERE id = ANY($1::bigint[]) LIMIT 1', [ids])) !== undefined;
+}
+
+async function first<R extends object>(client: PoolClient, text: string, values: unknown[] = []): Promise<R | undefined> {
+  return (await client.query<R & Record<string, unknown>>(text, values)).rows[0];
+}
+
+/**
+ * Streams `text` into `sql`'s `COPY … FROM STDIN` (pg-copy-streams), a piece at a time as the
+ * server takes them; a COPY the server refused fails here, with its error.
+ */
+async function copyIn(client: PoolClient, sql: string, text: CopyText): Promise<void> {
+  if (text.empty) return;
+  const copy = client.query(copyFrom(sql));
+  const copied = finished(copy);
+  copied.catch(() => undefined);
+  for (const piece of text.pieces()) {
+    if (copy.errored) break;
+    if (!copy.write(piece)) await Promise.race([once(copy, 'drain'), copied]);
+  }
   copy.end();
   await copied;
-  await checkRepeats(client);
-  if (unreadable !== undefined) throw unreadable.error;
-  return staged;
 }
+
+/** Bytes of COPY's text handed to the stream at a time. */
+const COPY_PIECE = 64 * 1024;
 
 /** A value in COPY's text format: the characters it gives a meaning to, escaped. */
 function copyText(value: string): string {
@@ -104,55 +291,36 @@ function copyText(value: string): string {
 
 const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
 
-/** Fails on the first staged record whose id repeats an earlier record's. */
-async function checkRepeats(client: PoolClient): Promise<void> {
-  const { rows } = await client.query<{ idx: number; id: number; first: number }>(
-    `SELECT idx, id, first FROM (
-       SELECT idx, id, min(idx) OVER (PARTITION BY id) AS first FROM import_staging WHERE id IS NOT NULL
-     ) s
-     WHERE idx <> first ORDER BY idx LIMIT 1`,
-  );
-  const repeat = rows[0];
-  if (repeat) throw new ImportConflictError(repeat.idx, { kind: 'repeated_id', id: repeat.id, first: repeat.first });
-}
+/** A record's columns as import_unnumbered keeps them, after its place; an order's are these, then its times, then ship_at. */
+const STAGED_COLUMNS = 'pet_id, quantity, ship_date, complete, status, ship_at';
+const ORDER_COLUMNS = 'pet_id, quantity, ship_date, complete, status, created_at, shipped_at, ship_at';
 
-/** The publish's statements (publishSteps, in ../publish.ts) on the staging table; `now` is the import's time. */
-function publishSql(now: string, events: boolean): PublishSql {
-  const withCreatedEvents = events ? withEvents : (move: string) => move;
-  const columns = 'pet_id, quantity, ship_date, complete, status, created_at, shipped_at, ship_at';
-  const values = `pet_id, quantity, ship_date, complete, status, $1, CASE status WHEN 'shipped' THEN $1 END, ship_at`;
+/**
+ * The numbering's statements (numberingSteps, in ../publish.ts) for the records without an id,
+ * with their order.created events; `now` is the import's time. The records with an id are in
+ * `orders` already.
+ */
+function numberingSql(now: string, events: boolean): NumberingSql {
+  const numbered = '$2::bigint + row_number() OVER (ORDER BY idx)';
+  const from = 'FROM import_unnumbered ORDER BY idx';
   return {
-    firstTaken: { text: 'SELECT s.idx, s.id FROM import_staging s JOIN orders o ON o.id = s.id ORDER BY s.idx LIMIT 1', values: [] },
-    largestId: {
-      text: 'SELECT max(id) AS id FROM (SELECT max(id) AS id FROM orders UNION ALL SELECT max(id) FROM import_staging) ids',
-      values: [],
-    },
-    unassignable: (offset) => ({
-      text: 'SELECT idx FROM import_staging WHERE id IS NULL ORDER BY idx OFFSET $1 LIMIT 1',
-      values: [offset],
-    }),
-    moveWithIds: {
-      text: withCreatedEvents(
-        `INSERT INTO orders (id, ${columns}) SELECT id, ${values} FROM import_staging WHERE id IS NOT NULL ORDER BY idx`,
+    largestId: statement('SELECT max(id) AS id FROM orders'),
+    unassignable: (offset) => statement('SELECT idx FROM import_unnumbered ORDER BY idx OFFSET $1 LIMIT 1', [offset]),
+    moveWithIds: [],
+    moveWithoutIds: (largest) => [
+      statement(
+        `INSERT INTO orders (id, ${ORDER_COLUMNS})
+         SELECT ${numbered}, pet_id, quantity, ship_date, complete, status, $1, CASE status WHEN 'shipped' THEN $1 END, ship_at ${from}`,
+        [now, largest],
       ),
-      values: [now],
-    },
-    moveWithoutIds: (largest) => ({
-      text: withCreatedEvents(`INSERT INTO orders (id, ${columns})
-             SELECT $2::bigint + row_number() OVER (ORDER BY idx), ${values} FROM import_staging WHERE id IS NULL`),
-      values: [now, largest],
-    }),
+      ...(events
+        ? [
+            statement(
+              `INSERT INTO order_events (type, order_id, status, occurred_at) SELECT 'order.created', ${numbered}, status, $1 ${from}`,
+              [now, largest],
+            ),
+          ]
+        : []),
+    ],
   };
-}
-
-/** A move into `orders` that also writes each moved order's order.created event, set-wise, at the time `$1`. */
-function withEvents(move: string): string {
-  return `WITH moved AS (${move} RETURNING id, status)
-    INSERT INTO order_events (type, order_id, status, occurred_at) SELECT 'order.created', id, status, $1 FROM moved`;
-}
-
-/** Publishes the staged records, one import at a time (the advisory lock), in the import's transaction. */
-async function publish(client: PoolClient, count: number, now: string, events: boolean): Promise<number> {
-  await client.query('SELECT pg_advisory_xact_lock($1)', [IMPORT_LOCK.toString()]);
-  return drive(publishSteps(publishSql(now, events), count), postgresConnection(client));
 }

@@ -191,17 +191,20 @@ function settleSql(into: string, { now, ascending }: Import): PublishSql {
     firstTaken: statement(`SELECT s.idx, s.id FROM ${STAGING} s JOIN main.orders o ON o.id = s.id ORDER BY s.idx LIMIT 1`),
     largestId: statement(`SELECT max(id) AS id FROM (SELECT max(id) AS id FROM main.orders UNION ALL SELECT max(id) FROM ${STAGING})`),
     unassignable: (offset) => statement(`SELECT idx FROM ${STAGING} WHERE id IS NULL ORDER BY idx LIMIT 1 OFFSET $1`, [offset]),
-    moveWithIds: statement(
-      // Ids that rose through the file are in id order already: no sort.
-      `INSERT INTO ${into} (id, ${COLUMNS}) SELECT id, ${AS_ORDER(1)} FROM ${STAGING} WHERE id IS NOT NULL ORDER BY ${ascending ? 'idx' : 'id'}`,
-      [now, now],
-    ),
-    moveWithoutIds: (largest) =>
+    moveWithIds: [
+      statement(
+        // Ids that rose through the file are in id order already: no sort.
+        `INSERT INTO ${into} (id, ${COLUMNS}) SELECT id, ${AS_ORDER(1)} FROM ${STAGING} WHERE id IS NOT NULL ORDER BY ${ascending ? 'idx' : 'id'}`,
+        [now, now],
+      ),
+    ],
+    moveWithoutIds: (largest) => [
       statement(
         `INSERT INTO ${into} (id, ${COLUMNS})
          SELECT $1 + row_number() OVER (ORDER BY idx), ${AS_ORDER(2)} FROM ${STAGING} WHERE id IS NULL ORDER BY idx`,
         [largest, now, now],
       ),
+    ],
   };
 }
 
