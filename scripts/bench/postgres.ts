@@ -1,5 +1,6 @@
 // The PostgreSQL part of `npm run bench`: the same scenarios as SQLite's on one database, then
 // two instances sharing it against one.
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { hashKey } from '../../src/keys';
@@ -17,6 +18,16 @@ interface Context {
   /** petstore-orders on SQLite, by scenario name, for the comparison column. */
   sqlite: (name: string) => number | undefined;
   nextPort: () => number;
+}
+
+/**
+ * Writes out every buffer PostgreSQL holds dirty, and then the kernel's: before each timed import,
+ * so that none pays for the writes an earlier one left (a CHECKPOINT that the last one's WAL set
+ * off would otherwise land on whichever comes next).
+ */
+export async function settleWrites(postgres: boolean): Promise<void> {
+  if (postgres) await admin('CHECKPOINT');
+  spawnSync('sync');
 }
 
 async function admin(text: string): Promise<void> {
