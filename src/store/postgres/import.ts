@@ -220,9 +220,7 @@ class Chunk {
 
   /** The chunk's ids as a PostgreSQL array, NULL for a record without one. */
   idsArray(): string {
-    let text = '';
-    for (const [i, id] of this.#ids.subarray(0, this.#count).entries()) text += `${i === 0 ? '' : ','}${Number.isNaN(id) ? 'NULL' : id}`;
-    return `{${text}}`;
+    return `{${Array.from(this.#ids.subarray(0, this.#count), (id) => (Number.isNaN(id) ? 'NULL' : String(id))).join(',')}}`;
   }
 }
 
