@@ -1,15 +1,8 @@
 import type { PoolClient } from 'pg';
 import { DATE_TIME_DIGITS, instantKeySql } from '../date-time-sql';
 import { migrate, type Migration } from '../migration';
-import {
-  PAGE_INDEXES_SQL,
-  firstShipDateShape,
-  metaAndKeysSql,
-  orderEventsTableSql,
-  ordersTableSql,
-  shipDateCheck,
-  shipDateRefusal,
-} from '../sql';
+import { PAGE_INDEXES_SQL, metaAndKeysSql, orderEventsTableSql, ordersTableSql } from '../sql';
+import { firstShipDateShape, shipDateCheck, shipDateRefusal } from '../sql';
 import { postgresConnection, postgresDialect } from './dialect';
 
 const dialect = postgresDialect;

@@ -5,22 +5,9 @@ import { silentLogger } from '../../logger';
 import { cancelOutcome, cursorSecretOf, etagOf, keyCreationError, prefetched, rowToRecord, shipOutcome, timestamp as now } from '../core';
 import { EventSignals, MOVE_EVENTS, comparePositions, eventRowToRecord, laterPosition, pruneInBatches, type EventRow } from '../events';
 import { BEFORE_FIRST_ID, statusSql, storeSql, type OrderRow } from '../sql';
-import {
-  EventsExpiredError,
-  StoreInvariantError,
-  type CancelOutcome,
-  type EventCounts,
-  type EventPage,
-  type EventPosition,
-  type ImportRecords,
-  type KeyInfo,
-  type OrderRecord,
-  type OrderSnapshot,
-  type PageRequest,
-  type OrderStatus,
-  type ShipOutcome,
-  type Store,
-} from '../types';
+import { EventsExpiredError, StoreInvariantError } from '../types';
+import type { CancelOutcome, ImportRecords, KeyInfo, OrderRecord, OrderSnapshot, OrderStatus, PageRequest, ShipOutcome } from '../types';
+import type { EventCounts, EventPage, EventPosition, Store } from '../types';
 import { postgresDialect } from './dialect';
 import { guardPg, translatePg } from './errors';
 import { EVENTS_CHANNEL, EVENTS_SQL, listenForEvents } from './events';

@@ -1,15 +1,8 @@
 import type Database from 'better-sqlite3';
 import { instantKeySql } from '../date-time-sql';
 import { migrate as migrateWith, type Migration } from '../migration';
-import {
-  PAGE_INDEXES_SQL,
-  firstShipDateShape,
-  metaAndKeysSql,
-  orderEventsTableSql,
-  ordersTableSql,
-  shipDateCheck,
-  shipDateRefusal,
-} from '../sql';
+import { PAGE_INDEXES_SQL, metaAndKeysSql, orderEventsTableSql, ordersTableSql } from '../sql';
+import { firstShipDateShape, shipDateCheck, shipDateRefusal } from '../sql';
 import { sqliteConnection, sqliteDialect } from './dialect';
 
 export type { Migration } from '../migration';

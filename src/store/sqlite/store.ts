@@ -1,21 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import {
-  EventsExpiredError,
-  type CancelOutcome,
-  type EventCounts,
-  type EventPage,
-  type EventPosition,
-  type ImportRecords,
-  type KeyInfo,
-  type OrderRecord,
-  type OrderSnapshot,
-  type PageRequest,
-  type OrderStatus,
-  type ShipOutcome,
-  type Store,
-} from '../types';
+import { EventsExpiredError } from '../types';
+import type { CancelOutcome, ImportRecords, KeyInfo, OrderRecord, OrderSnapshot, OrderStatus, PageRequest, ShipOutcome } from '../types';
+import type { EventCounts, EventPage, EventPosition, Store } from '../types';
 import { errorMessage, StoreBusyError, StoreUnavailableError } from '../../errors';
 import { cancelOutcome, cursorSecretOf, etagOf, keyCreationError, prefetched, rowToRecord, shipOutcome, timestamp as now } from '../core';
 import { EventSignals, INSERT_EVENT_SQL, MOVE_EVENTS, eventRowToRecord, pruneInBatches, type EventRow } from '../events';
