@@ -52,8 +52,10 @@ pgTest('PostgreSQL import, chunk by chunk', () => {
   });
 
   test('an id that repeats one a moved chunk held names both records, and nothing is written', async () => {
-    await expect(importChunked(withIds([1, 2, 3, 4, 5, 6, 7, 2, 8]))).rejects.toThrow('id 2 repeats the id of record 1');
-    await expect(importChunked(withIds([1, 2, 3, 4, 5, 6, 7, 2, 8]))).rejects.toMatchObject({ index: 7 });
+    await expect(importChunked(withIds([1, 2, 3, 4, 5, 6, 7, 2, 8]))).rejects.toMatchObject({
+      message: 'id 2 repeats the id of record 1',
+      index: 7,
+    });
     expect(await ids()).toEqual([]);
   });
 

@@ -85,10 +85,11 @@ async function load(
   // The place of the first record of the first chunk that failed its check; undefined while none has.
   let failedFrom: number | undefined;
   const write = async (chunk: Chunk): Promise<void> => {
-    await client.query('INSERT INTO import_ids (first, ids) VALUES ($1, $2)', [chunk.first, chunk.idsArray()]);
+    const ids = chunk.idsArray();
+    await client.query('INSERT INTO import_ids (first, ids) VALUES ($1, $2)', [chunk.first, ids]);
     await copyIn(client, `COPY import_unnumbered (idx, ${STAGED_COLUMNS}) FROM STDIN`, chunk.unnumbered);
     if (failedFrom !== undefined || chunk.orders.empty) return;
-    if (chunk.repeats() || (chunk.smallest <= ceiling && (await anyTaken(client, chunk.idsArray())))) {
+    if (chunk.repeats() || (chunk.smallest <= ceiling && (await anyTaken(client, ids)))) {
       failedFrom = chunk.first;
       return;
     }
