@@ -9,8 +9,8 @@ export default tseslint.config(
       'no-console': 'error',
       '@typescript-eslint/consistent-type-imports': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
-      // The Store interface is async so that its SQLite implementation, which is synchronous, can
-      // turn every throw into a rejection by being an async function with nothing to await.
+      // A store method that answers with a promise but is synchronous inside (SQLite) is an async
+      // function with nothing to await, so that whatever it throws reaches its caller as a rejection.
       '@typescript-eslint/require-await': 'off',
     },
   },
@@ -26,5 +26,5 @@ export default tseslint.config(
     },
   },
   // Plain JavaScript configuration and scripts are outside the TypeScript project.
-  { files: ['**/*.js', '**/*.mjs'], ...tseslint.configs.disableTypeChecked },
+  { files: ['**/*.js', '**/*.mjs', '**/*.cjs'], ...tseslint.configs.disableTypeChecked },
 );

@@ -122,7 +122,7 @@ function orphans(operations, document) {
 
 function handlerModule(operation, document) {
   const { operationId, method, route, summary } = operation;
-  return `import { defineHandler } from '../../http/handlers';
+  return `import { defineHandler } from '../../http/define-handler';
 
 /**
  * ${operationId}: ${method} ${route}.${summary ? ` ${summary}.` : ''}
@@ -150,7 +150,7 @@ function testFile(operation, document) {
     : '';
   return `import { createApp } from '../../../src/app';
 import { expectConforms, sendExample } from '../../helpers/contract';
-import { eachStore } from '../../helpers/store-suite';
+import { eachStore } from '../../helpers/stores';
 
 // Written by \`npm run scaffold\` for ${operationId} (${method} ${document.version}${route}): grow it with the handler.
 eachStore((s) => {
@@ -172,7 +172,7 @@ eachStore((s) => {
 function indexModule(operations, document) {
   const sorted = [...operations].sort((a, b) => fileName(a.operationId).localeCompare(fileName(b.operationId)));
   return `// Written by \`npm run scaffold\` from ${document.spec}; do not edit. Each operation's handler is in its own module.
-import type { HandlerDefinitions } from '../../http/handlers';
+import type { HandlerDefinitions } from '../../http/define-handler';
 ${sorted.map(({ operationId }) => `import { ${operationId} } from './${fileName(operationId)}';`).join('\n')}
 
 /** The handler module of every operation in ${document.spec}. */

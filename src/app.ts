@@ -4,18 +4,18 @@ import express from 'express';
 import type { OpenAPIV3 } from 'openapi-types';
 import { SPEC_PATH, loadDocument, specPath } from './contract/document';
 import type { ApiVersion } from './contract/types';
-import { DEFAULT_ADMISSION, DEFAULT_LIMITS } from './config';
+import { DEFAULT_ADMISSION, DEFAULT_LIMITS, type AdmissionLimits } from './config';
 import { ApiError } from './errors';
-import { createAdmission, type AdmissionLimits } from './http/admission';
+import { createAdmission } from './http/admission';
 import { createDispatcher, type Dispatch } from './http/dispatcher';
 import { docsRouter } from './http/docs';
-import { EventFeed } from './handlers/event-feed';
+import { EventFeed } from './feed/event-feed';
 import { v1Handlers } from './handlers/v1';
 import { v2Handlers } from './handlers/v2';
-import type { HandlerDefinitions, OperationHandlers } from './http/handlers';
+import type { HandlerDefinitions, OperationHandlers } from './http/define-handler';
 import { createPipeline } from './http/pipeline';
 import { sendReply } from './http/reply';
-import { answeredBy } from './http/request-state';
+import { answeredBy } from './http/request-context';
 import { silentLogger, type Logger } from './logger';
 import { createMetrics, type Metrics } from './metrics';
 import type { Store } from './store';
@@ -38,7 +38,7 @@ export interface AppDeps {
   };
   /** Orders per chunk of the streamed list (default 1000). */
   listChunkItems?: number;
-  /** Largest request body accepted, in bytes (default 16 KiB); no v1 operation takes one. */
+  /** Largest request body accepted, in bytes (default 16 KiB). */
   maxBodyBytes?: number;
   /** Where request counts and durations go, served at /metrics (default: a registry of the app's own). */
   metrics?: Metrics;
@@ -65,6 +65,7 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
   const admission = createAdmission(deps.admission ?? DEFAULT_ADMISSION, {
     onShed: (operationId) => metrics.shed(operationId),
     onRunning: (count) => metrics.admitted(count),
+    onWaiting: (count) => metrics.admissionWaiting(count),
     onWaited: (seconds) => metrics.admissionWait(seconds),
   });
   const documents = { v1: deps.document ?? loadDocument(), v2: deps.v2?.document ?? loadDocument(specPath('v2')) };
@@ -122,19 +123,18 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
   app.use(pipeline.entry);
 
   app.get('/healthz', (req, res) => {
-    answeredBy(req, 'healthz');
-    sendReply(res, { status: 200, body: { status: 'ok' } });
+    sendReply(res, { status: 200, body: { status: 'ok' } }, answeredBy(req, 'healthz').id);
   });
 
   app.get('/readyz', async (req, res) => {
-    answeredBy(req, 'readyz');
+    const { id } = answeredBy(req, 'readyz');
     try {
       await deps.store.ping();
     } catch (err) {
       logger.warn({ err }, 'store is not ready');
       throw new ApiError('service_unavailable');
     }
-    sendReply(res, { status: 200, body: { status: 'ready' } });
+    sendReply(res, { status: 200, body: { status: 'ready' } }, id);
   });
 
   for (const [route, body] of served) {

@@ -1,7 +1,5 @@
 import os from 'node:os';
 import path from 'node:path';
-import type { AdmissionLimits } from './http/admission';
-import { sqliteFile, storeKindOf } from './store/locations';
 
 /** The validated, frozen runtime configuration. Nothing else reads `process.env`. */
 export interface Config {
@@ -43,8 +41,43 @@ export interface HttpLimits {
   readonly socketIdleTimeoutMs: number;
   /** Largest request head (request line and headers), in bytes. */
   readonly maxHeaderBytes: number;
-  /** Largest request body, in bytes; no operation of v1 takes one. */
+  /** Largest request body, in bytes. */
   readonly maxBodyBytes: number;
+}
+
+/** How much of the expensive work one instance runs at once, and how long more of it may wait. */
+export interface AdmissionLimits {
+  /** Expensive requests (lists and pages) run at once (PETSTORE_ADMISSION_LIMIT). */
+  readonly limit: number;
+  /** Longest an expensive request waits for its turn before it is shed with a 503 (PETSTORE_ADMISSION_WAIT_MS). */
+  readonly maxWaitMs: number;
+  /** Expensive requests that may wait at once; one more is shed at once (PETSTORE_ADMISSION_QUEUE). */
+  readonly queue: number;
+}
+
+/** The kinds of store a location can name. */
+export type StoreKind = 'postgres' | 'sqlite';
+
+/**
+ * A location that starts with a URL's scheme (`postgres:`, `file:`, `https:`): taken as a path, it
+ * would create a directory named after the scheme. A one-letter scheme is a Windows drive (`C:`).
+ */
+const URL_LIKE = /^[A-Za-z][A-Za-z0-9+.-]+:/;
+
+/**
+ * The kind of store a location names: a `postgres://` or `postgresql://` URL, or a SQLite file (a
+ * path, or `sqlite:` and a path); undefined for a scheme no store has. A new dialect adds its form
+ * here and its opener in src/store/open.ts.
+ */
+export function storeKindOf(location: string): StoreKind | undefined {
+  if (/^postgres(ql)?:\/\//i.test(location)) return 'postgres';
+  if (/^sqlite:/i.test(location) || !URL_LIKE.test(location)) return 'sqlite';
+  return undefined;
+}
+
+/** The file a SQLite location names: the location itself, or what follows `sqlite:`. */
+export function sqliteFile(location: string): string {
+  return location.replace(/^sqlite:/i, '');
 }
 
 /** The limits when nothing overrides them. */
@@ -86,11 +119,11 @@ export class ConfigError extends Error {
 /** Reads the environment once, checks every value, and returns a frozen config. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: ConfigOverrides = {}): Config {
   const databaseUrl = nonEmpty(env.PETSTORE_DATABASE_URL);
-  if (databaseUrl !== undefined && storeKindOf(databaseUrl)?.name !== 'PostgreSQL') {
+  if (databaseUrl !== undefined && storeKindOf(databaseUrl) !== 'postgres') {
     throw new ConfigError('PETSTORE_DATABASE_URL must be a postgres:// or postgresql:// URL');
   }
   const dbPath = sqliteFile(overrides.dbPath ?? nonEmpty(env.PETSTORE_DB) ?? path.join('data', 'petstore.db'));
-  if (storeKindOf(dbPath)?.name !== 'SQLite') {
+  if (storeKindOf(dbPath) !== 'sqlite') {
     const name = overrides.dbPath !== undefined ? '--db' : 'PETSTORE_DB';
     throw new ConfigError(
       `${name} is the path of a SQLite file, not a URL, got "${dbPath.replace(/\/\/[^@/]*@/, '//…@')}": to use PostgreSQL, set PETSTORE_DATABASE_URL=postgres://…`,

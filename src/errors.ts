@@ -1,4 +1,5 @@
 import type { ErrorBody, ErrorCode } from './contract/types';
+import { StoreUnavailableError } from './store/errors';
 
 /** The HTTP status and default message of every error code; the one registry of errors. */
 export const ERRORS: { readonly [C in ErrorCode]: { readonly status: number; readonly message: string } } = {
@@ -50,16 +51,6 @@ export class ApiError extends StacklessError {
   toBody(): ErrorBody {
     return { code: this.code, message: this.message, status: this.status };
   }
-}
-
-/** A store that cannot be reached right now (locked, unreadable, full, or down). */
-export class StoreUnavailableError extends Error {
-  override name = 'StoreUnavailableError';
-}
-
-/** Another connection holds the lock this operation needs: unavailable now, and worth waiting for. */
-export class StoreBusyError extends StoreUnavailableError {
-  override name = 'StoreBusyError';
 }
 
 /**

@@ -1,6 +1,5 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { EventCounts } from './store';
 import type { DropReason } from './log-output';
 
 /** The service's Prometheus metrics, in a registry of their own. */
@@ -15,14 +14,16 @@ export interface Metrics {
   violation(operation: string, apiVersion: string): void;
   /** Counts a call to an operation the document marks deprecated, whatever its answer. */
   deprecatedCall(operation: string, apiVersion: string): void;
-  /** Counts the events this process committed. */
-  eventsWritten(counts: EventCounts): void;
+  /** Counts the events this process committed, by event type. */
+  eventsWritten(counts: Readonly<Record<string, number | undefined>>): void;
   /** Sets the number of requests waiting for events. */
   eventWaits(count: number): void;
   /** Counts a request shed by admission control: a 503 before its handler ran. */
   shed(operation: string): void;
   /** Sets the number of expensive requests (lists, pages) running. */
   admitted(count: number): void;
+  /** Sets the number of expensive requests waiting for their turn. */
+  admissionWaiting(count: number): void;
   /** Records how long an expensive request waited for its turn. */
   admissionWait(seconds: number): void;
   /** Whether a request may read /metrics: always without a token, else only with `Bearer <token>`. */
@@ -97,6 +98,11 @@ export function createMetrics(
     help: 'Expensive requests (lists and pages) running now, at most PETSTORE_ADMISSION_LIMIT',
     registers: [registry],
   });
+  const admissionWaiting = new Gauge({
+    name: 'petstore_admission_waiting_requests',
+    help: 'Expensive requests (lists and pages) waiting now for their turn, at most PETSTORE_ADMISSION_QUEUE',
+    registers: [registry],
+  });
   const admissionWait = new Histogram({
     name: 'petstore_admission_wait_seconds',
     help: 'How long an expensive request (a list, a page) waited for its turn before it ran',
@@ -133,6 +139,7 @@ export function createMetrics(
     eventWaits: (count) => waits.set(count),
     shed: (operation) => shed.inc({ operation }),
     admitted: (count) => admitted.set(count),
+    admissionWaiting: (count) => admissionWaiting.set(count),
     admissionWait: (seconds) => admissionWait.observe(seconds),
     // Compared by hash, in constant time, so the comparison leaks nothing about the token.
     allowed: (authorization) =>

@@ -2,13 +2,12 @@ import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { Express } from 'express';
 import { createApp } from './app';
-import { DEFAULT_LIMITS, type HttpLimits } from './config';
+import { DEFAULT_LIMITS, type AdmissionLimits, type HttpLimits } from './config';
 import { ApiError } from './errors';
 import { withAppPrototypes } from './http/app-prototypes';
 import { rawErrorResponse } from './http/error-reply';
 import { logOutputOf, silentLogger, type Logger } from './logger';
-import { EventFeed, type EventFeedOptions } from './handlers/event-feed';
-import type { AdmissionLimits } from './http/admission';
+import { EventFeed, type EventFeedOptions } from './feed/event-feed';
 import { createMetrics } from './metrics';
 import type { Store } from './store';
 

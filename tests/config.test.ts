@@ -4,7 +4,7 @@ import path from 'node:path';
 import { ConfigError, DEFAULT_LIMITS, loadConfig } from '../src/config';
 import { storeLocation } from '../src/store';
 import { BIN, cliEnv } from './helpers/cli';
-import { tempDir } from './helpers/store';
+import { tempDir } from './helpers/temp-dir';
 
 describe('loadConfig', () => {
   test('defaults when nothing is set', () => {

@@ -7,8 +7,10 @@ import { createLogger } from '../src/logger';
 import { createMetrics, type Metrics } from '../src/metrics';
 import { startServer } from '../src/server';
 import type { Store } from '../src/store';
-import { freshStorePerTest, order, tempDir } from './helpers/store';
+import { freshStorePerTest, order } from './helpers/stores';
+import { tempDir } from './helpers/temp-dir';
 import { until } from './helpers/wait';
+import { ROOT } from './helpers/project';
 
 const tmp = tempDir();
 afterAll(tmp.cleanup);
@@ -87,8 +89,8 @@ describe('request logs', () => {
 
   test('a fatal error escaping every handler is logged with its stack, and the process exits 1', () => {
     const script = `
-      const { createLogger } = require(${JSON.stringify(path.join(__dirname, '..', 'dist', 'src', 'logger.js'))});
-      const { exitOnFatalErrors } = require(${JSON.stringify(path.join(__dirname, '..', 'dist', 'src', 'server.js'))});
+      const { createLogger } = require(${JSON.stringify(path.join(ROOT, 'dist', 'src', 'logger.js'))});
+      const { exitOnFatalErrors } = require(${JSON.stringify(path.join(ROOT, 'dist', 'src', 'server.js'))});
       exitOnFatalErrors(createLogger('info'));
       setTimeout(() => { throw new Error('escaped everything'); }, 1);
     `;

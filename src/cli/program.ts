@@ -208,7 +208,7 @@ function buildProgram(io: CliIO): Command {
         if (options.allowWrites && Object.keys(writes).length === 0) {
           throw new CliError('--allow-writes needs --cancel-order ID and/or --shipped-order ID to know which orders it may use');
         }
-        const { checkDeployment, formatReport } = await import('../contract/check-deployment');
+        const { checkDeployment, formatReport } = await import('./contract-check');
         const results = await checkDeployment({
           baseUrl: options.baseUrl,
           apiKey: options.apiKey,

@@ -1,16 +1,7 @@
 import type { ServerResponse } from 'node:http';
+import type { AdmissionLimits } from '../config';
 import { ApiError } from '../errors';
 import type { Operation } from '../openapi';
-
-/** How much of the expensive work one instance runs at once, and how long more of it may wait. */
-export interface AdmissionLimits {
-  /** Expensive requests (lists and pages) run at once (PETSTORE_ADMISSION_LIMIT). */
-  readonly limit: number;
-  /** Longest an expensive request waits for its turn before it is shed with a 503 (PETSTORE_ADMISSION_WAIT_MS). */
-  readonly maxWaitMs: number;
-  /** Expensive requests that may wait at once; one more is shed at once (PETSTORE_ADMISSION_QUEUE). */
-  readonly queue: number;
-}
 
 /** What the admission step reports, for the metrics. */
 export interface AdmissionEvents {
@@ -18,6 +9,8 @@ export interface AdmissionEvents {
   onShed?: (operationId: string) => void;
   /** The number of expensive requests running changed. */
   onRunning?: (count: number) => void;
+  /** The number of expensive requests waiting for their turn changed. */
+  onWaiting?: (count: number) => void;
   /** A request was admitted after waiting this long (0 when it did not wait). */
   onWaited?: (seconds: number) => void;
 }
@@ -62,6 +55,10 @@ export function createAdmission(limits: AdmissionLimits, events: AdmissionEvents
   let head = 0;
   /** How many are waiting (the queue's slots left empty by a shed or a departure do not count). */
   let queued = 0;
+  const queue = (change: 1 | -1): void => {
+    queued += change;
+    events.onWaiting?.(queued);
+  };
 
   const start = (res: ServerResponse, waitedMs: number): void => {
     running += 1;
@@ -103,7 +100,7 @@ export function createAdmission(limits: AdmissionLimits, events: AdmissionEvents
       events.onRunning?.(running);
       return;
     }
-    queued -= 1;
+    queue(-1);
     clearTimeout(next.timer);
     start(next.res, performance.now() - next.since);
     next.admit();
@@ -123,7 +120,7 @@ export function createAdmission(limits: AdmissionLimits, events: AdmissionEvents
       };
       // A full queue cannot take it: shed at once, rather than after a wait that cannot end well.
       if (queued >= limits.queue) return Promise.reject(shed());
-      queued += 1;
+      queue(1);
       return new Promise<void>((resolve, reject) => {
         const at = waiting.length;
         const waiter: Waiter = {
@@ -132,7 +129,7 @@ export function createAdmission(limits: AdmissionLimits, events: AdmissionEvents
           admit: resolve,
           timer: setTimeout(() => {
             waiting[at] = undefined;
-            queued -= 1;
+            queue(-1);
             reject(shed());
           }, limits.maxWaitMs),
         };
@@ -141,7 +138,7 @@ export function createAdmission(limits: AdmissionLimits, events: AdmissionEvents
         res.once('close', () => {
           if (waiting[at] !== waiter) return;
           waiting[at] = undefined;
-          queued -= 1;
+          queue(-1);
           clearTimeout(waiter.timer);
         });
       });

@@ -20,7 +20,7 @@ export interface PrototypedApp {
  * `app` is left as it is: the listener runs express's `handle` on a view of the app whose `request`
  * and `response` are the new classes' prototypes (which inherit from the app's). This relies on
  * express 5's `app.handle` reading `this.request` and `this.response`, which is why express is pinned
- * exactly; tests/app-prototypes.test.ts fails if a release stops doing so.
+ * exactly; tests/http/app-prototypes.test.ts fails if a release stops doing so.
  */
 export function withAppPrototypes(app: Express): PrototypedApp {
   class AppRequest extends http.IncomingMessage {}

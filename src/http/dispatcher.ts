@@ -9,15 +9,16 @@ import { andThen, type MaybePromise } from '../maybe-promise';
 import { createOpenApi, type Operation } from '../openapi';
 import type { Store } from '../store';
 import { createErrorReplies } from './error-reply';
-import type { EventFeed } from '../handlers/event-feed';
+import type { EventFeed } from '../feed/event-feed';
 import { isExpensive, type Admission } from './admission';
-import { bindHandlers, type BoundHandler, type HandlerDefinitions, type OperationHandlers } from './handlers';
+import { bindHandlers, type BoundHandler } from './binding';
+import type { HandlerDefinitions, OperationHandlers } from './define-handler';
 import type { Reply } from './reply';
 import { createReplyCheck } from './reply-check';
 import { createRequestCheck, type RequestInputs } from './request-check';
-import type { RequestState } from './request-state';
+import type { RequestContext } from './request-context';
 import { createSecurity } from './security';
-import { createSender } from './stream';
+import { createWriter } from './stream';
 
 /** The document's security scheme for API keys: the one the dispatcher checks. */
 const BEARER = 'bearerAuth';
@@ -53,8 +54,8 @@ export interface RoutedRequest {
   path: string;
   query: string;
   headers: IncomingMessage['headers'];
-  /** The request's state in the pipeline: its id, and the operation the dispatcher matched. */
-  state: RequestState;
+  /** The request's context: its id, and what each step learns of it (the version, the operation, the key). */
+  context: RequestContext;
   /** The request body's bytes, when there were any; parsed only for an operation that declares a body. */
   body?: Buffer | undefined;
 }
@@ -72,11 +73,13 @@ export type Dispatch = (request: RoutedRequest, res: ServerResponse) => MaybePro
  *   authenticate   the operation's security requirements: 401                     (security.ts)
  *   validate       parameters and body against the document, inputs converted: 400 (request-check.ts)
  *   admit          a list or a page waits for its turn, or is shed: 503           (admission.ts)
- *   handle         the operation's handler, given its typed inputs                (handlers.ts)
+ *   handle         the operation's handler, given its typed inputs                (binding.ts)
  *   check          the reply against the document: a logged 500 when it breaks it  (reply-check.ts)
- *   send           whole, or a JSON array streamed item by item                   (stream.ts)
+ *   write          whole, or a JSON array streamed item by item                   (stream.ts)
  *
- * Whatever fails on the way becomes its reply in error-reply.ts.
+ * Each step records what it learns in the request's context (request-context.ts): the version
+ * and operation once matched, the key once authenticated. Whatever fails on the way becomes its
+ * reply in error-reply.ts.
  */
 export async function createDispatcher<V extends ApiVersion>(options: DispatcherOptions<V>): Promise<Dispatch> {
   const { version, document, store, logger, chunkItems } = options;
@@ -103,23 +106,27 @@ export async function createDispatcher<V extends ApiVersion>(options: Dispatcher
     onViolation: (operationId) => options.onViolation?.(operationId, version),
     onDeprecatedCall: (operationId) => options.onDeprecatedCall?.(operationId, version),
   });
+  const write = createWriter({ replies, errors, logger, chunkItems });
 
   // The operations whose work grows with the store wait for admission; the rest never do.
   const expensive = new Set(api.operations.filter(isExpensive));
 
-  const answer = (operation: Operation, request: RoutedRequest, res: ServerResponse, method: string): MaybePromise<Reply> => {
+  /** Read body, authenticate, validate, admit, handle: the operation's reply, or the Error a step ended it with. */
+  const respond = (operation: Operation, request: RoutedRequest, method: string, res: ServerResponse): MaybePromise<Reply> => {
+    const { context } = request;
     const body = requests.body(operation, request);
     return andThen(authenticate(operation, request.headers), (security) => {
-      if (!security.authorized) return errors.unauthorized(operation, security.refusal, request.state.requestId);
-      const handle = handlers.get(operation.operationId);
-      if (handle === undefined) throw new Error(`no handler is registered for ${operation.operationId}`);
+      if (!security.authorized) return errors.unauthorized(context, security.refusal);
+      if (security.keyName !== undefined) context.key = { name: security.keyName };
+      const handler = handlers.get(operation.operationId);
+      if (handler === undefined) throw new Error(`no handler is registered for ${operation.operationId}`);
       const raw = { method, path: request.path, query: request.query, headers: request.headers, body };
       const inputs = requests.inputs(operation, raw, security.keyName);
       const admitted = expensive.has(operation) ? options.admission.admit(operation, res) : undefined;
-      if (admitted === undefined) return handled(operation, request, handle, inputs);
+      if (admitted === undefined) return handle(context, handler, inputs);
       return admitted.then(
-        () => handled(operation, request, handle, inputs),
-        (err: unknown) => errors.thrown(err, operation, request.state.requestId),
+        () => handle(context, handler, inputs),
+        (err: unknown) => errors.thrown(err, context),
       );
     });
   };
@@ -129,36 +136,37 @@ export async function createDispatcher<V extends ApiVersion>(options: Dispatcher
    * where it is thrown: unwinding the steps above to the dispatcher's own catch costs a small
    * request a measurable share of its time (docs/performance.md, "Where the time goes").
    */
-  const handled = (operation: Operation, request: RoutedRequest, handle: BoundHandler, inputs: RequestInputs): MaybePromise<Reply> => {
+  const handle = (context: RequestContext, handler: BoundHandler, inputs: RequestInputs): MaybePromise<Reply> => {
     try {
-      const reply = handle(inputs);
-      return reply instanceof Promise ? reply.catch((err: unknown) => errors.thrown(err, operation, request.state.requestId)) : reply;
+      const reply = handler(inputs);
+      return reply instanceof Promise ? reply.catch((err: unknown) => errors.thrown(err, context)) : reply;
     } catch (err) {
-      return errors.thrown(err, operation, request.state.requestId);
+      return errors.thrown(err, context);
     }
   };
 
-  const deliver = createSender({ replies, errors, logger, chunkItems });
-  const send = (operation: Operation | undefined, request: RoutedRequest, res: ServerResponse, answered: Reply): MaybePromise<void> => {
-    request.state.handledBy = operation?.operationId;
-    request.state.apiVersion = version;
-    const checked = replies.check(operation, answered, request.state.requestId);
-    return checked instanceof Promise
-      ? checked.then((reply) => deliver(res, request, operation, reply))
-      : deliver(res, request, operation, checked);
+  /** Check, then write: the reply as the contract allows it, on the wire. */
+  const send = (request: RoutedRequest, res: ServerResponse, reply: Reply): MaybePromise<void> => {
+    const checked = replies.check(request.context, reply);
+    return checked instanceof Promise ? checked.then((allowed) => write(request, res, allowed)) : write(request, res, checked);
   };
 
   return (request, res) => {
+    const { context } = request;
+    context.version = version;
+    // match
     const method = request.method === 'HEAD' ? 'GET' : request.method;
     const operation = api.match({ method, path: request.path, headers: request.headers });
-    if (operation === undefined) return send(undefined, request, res, errors.miss(request.path));
+    if (operation === undefined) return send(request, res, errors.miss(request.path));
+    context.operation = operation;
+    context.handledBy = operation.operationId;
     let reply: MaybePromise<Reply>;
     try {
-      reply = answer(operation, request, res, method);
+      reply = respond(operation, request, method, res);
     } catch (err) {
-      reply = errors.thrown(err, operation, request.state.requestId);
+      reply = errors.thrown(err, context);
     }
-    if (reply instanceof Promise) reply = reply.catch((err: unknown) => errors.thrown(err, operation, request.state.requestId));
-    return andThen(reply, (settled) => send(operation, request, res, settled));
+    if (reply instanceof Promise) reply = reply.catch((err: unknown) => errors.thrown(err, context));
+    return andThen(reply, (settled) => send(request, res, settled));
   };
 }

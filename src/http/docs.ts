@@ -1,7 +1,7 @@
 import path from 'node:path';
 import express, { type Router } from 'express';
 import type { OpenAPIV3 } from 'openapi-types';
-import { answeredBy } from './request-state';
+import { answeredBy } from './request-context';
 
 /** Swagger UI's files, from its npm package: the page needs no CDN and works offline. */
 const SWAGGER_UI = path.dirname(require.resolve('swagger-ui-dist/package.json'));

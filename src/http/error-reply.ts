@@ -4,6 +4,7 @@ import { ApiError, toApiError } from '../errors';
 import type { Logger } from '../logger';
 import type { Operation } from '../openapi';
 import { fixed, serialize, type Reply } from './reply';
+import type { RequestContext } from './request-context';
 
 /**
  * The one place where anything becomes an Error reply: a thrown ApiError, a refused key, a request
@@ -22,12 +23,13 @@ export function fixedErrorReply(error: ApiError): Reply {
 }
 
 /**
- * The reply to anything thrown: an ApiError renders as itself; anything else is logged with the
- * request's id (and operation) and becomes the generic 500 (503 for an unreachable store).
+ * The reply to anything thrown while answering a request: an ApiError renders as itself; anything
+ * else is logged with the request's id (and operation) and becomes the generic 500 (503 for an
+ * unreachable store).
  */
-export function thrownReply(err: unknown, logger: Logger, requestId: string, operationId?: string): Reply {
+export function thrownReply(err: unknown, logger: Logger, context: RequestContext): Reply {
   const { error, expected } = toApiError(err);
-  if (!expected) logger.error({ err, requestId, operationId }, 'request failed');
+  if (!expected) logger.error({ err, requestId: context.id, operationId: context.operation?.operationId }, 'request failed');
   return errorReply(error);
 }
 
@@ -53,12 +55,12 @@ const INTERNAL_ERROR = fixedErrorReply(new ApiError('internal_error'));
 /** The Error replies of one document's operations. */
 export interface ErrorReplies {
   /**
-   * The reply to anything thrown while answering a request to `operation` (undefined before one
-   * matched), as thrownReply makes it, with its status fitted to what the operation declares.
+   * The reply to anything thrown while answering a request (to the operation its context matched,
+   * if any), as thrownReply makes it, with its status fitted to what the operation declares.
    */
-  thrown(err: unknown, operation: Operation | undefined, requestId: string): Reply;
+  thrown(err: unknown, context: RequestContext): Reply;
   /** The 401 for a request that met none of its operation's requirements; the 503 when the store could not be asked. */
-  unauthorized(operation: Operation, refusal: 'missing' | 'invalid' | Error | undefined, requestId: string): Reply;
+  unauthorized(context: RequestContext, refusal: 'missing' | 'invalid' | Error | undefined): Reply;
   /** The reply to a request no operation matches: 404, or 405 with the path's methods when only the method is wrong. */
   miss(path: string): Reply;
   /** The 500 sent in place of a reply the contract refused. */
@@ -87,9 +89,9 @@ export function createErrorReplies(
   };
 
   return {
-    thrown: (err, operation, requestId) => fitted(thrownReply(err, logger, requestId, operation?.operationId), operation),
-    unauthorized: (operation, refusal, requestId) => {
-      if (refusal instanceof Error) return fitted(thrownReply(refusal, logger, requestId, operation.operationId), operation);
+    thrown: (err, context) => fitted(thrownReply(err, logger, context), context.operation),
+    unauthorized: (context, refusal) => {
+      if (refusal instanceof Error) return fitted(thrownReply(refusal, logger, context), context.operation);
       return refusal === 'invalid' ? INVALID_KEY : NO_KEY;
     },
     miss: (path) => {

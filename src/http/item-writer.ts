@@ -1,7 +1,7 @@
 import type Ajv from 'ajv';
 import fastJson from 'fast-json-stringify';
 import type { OpenAPIV3 } from 'openapi-types';
-import { isDateTime } from '../contract/date-time';
+import { isDateTime } from '../date-time';
 import { describeAjvError } from '../contract/validation';
 
 /** An item of a streamed array that the contract refuses: it is never written. */
@@ -27,7 +27,7 @@ export type ItemWriter = (item: unknown) => string;
  * written as it is tested, so the check costs little more than the serialization alone. It writes
  * exactly the declared properties, so what is sent is what was checked. Any other schema is checked
  * by the contract's Ajv and written by fast-json-stringify. Both paths hold items to the same rules
- * (tests/item-writer.test.ts proves it on generated items).
+ * (tests/http/item-writer.test.ts proves it on generated items).
  */
 export function compileItemWriter(schema: OpenAPIV3.SchemaObject, ajv: Ajv): ItemWriter {
   return compileFlatWriter(schema) ?? compileGenericWriter(schema, ajv);

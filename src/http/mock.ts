@@ -1,7 +1,7 @@
 import { exampleResponse } from '../contract/examples';
 import type { ApiVersion, OperationIdOf } from '../contract/types';
 import type { Operation } from '../openapi';
-import type { OperationHandler } from './handlers';
+import type { OperationHandler } from './define-handler';
 import type { SuccessReply } from './reply';
 
 /** The header that marks a reply as a mock built from the document, not an answer from the store. */

@@ -7,13 +7,14 @@ import type { Metrics } from '../metrics';
 import type { Dispatch } from './dispatcher';
 import { thrownReply } from './error-reply';
 import { sendReply, setCommonHeaders } from './reply';
-import { requestState, startRequestState, type RequestState } from './request-state';
+import { requestContext, startRequestContext, type RequestContext } from './request-context';
 
 /**
  * The request pipeline. Every request goes through these steps, in this order:
  *
- *   1. identify       its request id and typed state (request-state.ts); its headers (the id and the
- *                     common ones) go out with the response's head (reply.ts)
+ *   1. identify       its request id and typed context (request-context.ts), which every later step
+ *                     reads and adds to; its headers (the id and the common ones) go out with the
+ *                     response's head (reply.ts)
  *   2. record         once the response is over (sent, or abandoned): one log line and the metrics
  *   3. limit          a body over the limit is a 413; one within it is read whole before routing
  *   4. route          an infrastructure endpoint (express's routes, in app.ts), or the contract
@@ -49,26 +50,26 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   const { logger, metrics, maxBodyBytes, dispatch, isEndpoint } = options;
 
   // 1. identify
-  const identify = (req: IncomingMessage): RequestState => {
+  const identify = (req: IncomingMessage): RequestContext => {
     const incoming = req.headers['x-request-id'];
     const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     // Its headers go out with the response's head (sendReply), or are set before an endpoint answers.
-    return startRequestState(req, requestId);
+    return startRequestContext(req, requestId);
   };
 
   // 2. record: never the headers, so never a key.
-  const record = (req: Request, res: Response, state: RequestState): void => {
+  const record = (req: Request, res: Response, context: RequestContext): void => {
     res.once('close', () => {
-      const seconds = Number(process.hrtime.bigint() - state.started) / 1e9;
-      const operation = state.handledBy ?? 'none';
-      metrics.observe(operation, req.method, res.statusCode, seconds, state.apiVersion);
+      const seconds = Number(process.hrtime.bigint() - context.started) / 1e9;
+      const operation = context.handledBy ?? 'none';
+      metrics.observe(operation, req.method, res.statusCode, seconds, context.version);
       // One object of one shape for every line (pino leaves out what is undefined).
       logger.info(
         {
-          requestId: state.requestId,
+          requestId: context.id,
           method: req.method,
           path: req.path,
-          apiVersion: state.apiVersion,
+          apiVersion: context.version,
           operationId: operation,
           status: res.statusCode,
           durationMs: Math.round(seconds * 1e6) / 1e3,
@@ -80,10 +81,10 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   };
 
   // 4. route
-  const route = (req: Request, res: Response, next: NextFunction, state: RequestState, body?: Buffer): Promise<void> | void => {
+  const route = (req: Request, res: Response, next: NextFunction, context: RequestContext, body?: Buffer): Promise<void> | void => {
     const rawPath = req.path;
     if (isEndpoint(rawPath)) {
-      setCommonHeaders(res);
+      setCommonHeaders(res, context.id);
       return next();
     }
     if (!decodable(rawPath)) throw new ApiError('invalid_request', 'The request path contains malformed percent-encoding');
@@ -94,7 +95,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
         path: rawPath,
         query: queryIndex === -1 ? '' : req.originalUrl.slice(queryIndex + 1),
         headers: req.headers,
-        state,
+        context,
         body,
       },
       res,
@@ -102,17 +103,17 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   };
 
   const entry: RequestHandler = (req, res, next) => {
-    const state = identify(req);
-    record(req, res, state);
+    const context = identify(req);
+    record(req, res, context);
     // 3. limit
     const declared = req.headers['content-length'];
     if (declared !== undefined && Number(declared) > maxBodyBytes) throw bodyTooLarge(maxBodyBytes);
     if ((declared === undefined || declared === '0') && req.headers['transfer-encoding'] === undefined) {
-      return route(req, res, next, state);
+      return route(req, res, next, context);
     }
     return readBody(req, maxBodyBytes).then((outcome) => {
       if (outcome === 'too_large') throw bodyTooLarge(maxBodyBytes);
-      if (outcome !== 'aborted') return route(req, res, next, state, outcome);
+      if (outcome !== 'aborted') return route(req, res, next, context, outcome);
     });
   };
 
@@ -121,12 +122,13 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   };
 
   const renderThrown: ErrorRequestHandler = (err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const context = requestContext(req);
     if (res.headersSent) {
-      logger.error({ err, requestId: requestState(req).requestId }, 'request failed after its response began');
+      logger.error({ err, requestId: context.id }, 'request failed after its response began');
       res.destroy();
       return;
     }
-    sendReply(res, thrownReply(err, logger, requestState(req).requestId));
+    sendReply(res, thrownReply(err, logger, context), context.id);
   };
 
   return { entry, unrouted, renderThrown };

@@ -6,6 +6,7 @@ import type { OpenApi, Operation } from '../openapi';
 import type { ErrorReplies } from './error-reply';
 import { compileItemWriter, type ItemWriter } from './item-writer';
 import { isFixed, type Reply } from './reply';
+import type { RequestContext } from './request-context';
 
 /** Whom the check tells about a reply it refused, besides the log. */
 export interface ReplyCheckOptions {
@@ -19,6 +20,17 @@ export interface ReplyCheckOptions {
   readonly onDeprecatedCall: (operationId: string) => void;
 }
 
+/** A reply, or an item of a streamed one, that the contract refused, and what the client got instead. */
+export interface Violation {
+  readonly status: number;
+  /** What is wrong with it, as the validator says. */
+  readonly problem: string;
+  /** What the client got instead: a 500, or a connection closed mid-stream. */
+  readonly outcome: 'sending 500 instead' | 'connection closed';
+  /** The streamed item that broke the contract, when one did. */
+  readonly item?: unknown;
+}
+
 /** The check of every reply against the contract, before it is sent. */
 export interface ReplyCheck {
   /**
@@ -26,11 +38,11 @@ export interface ReplyCheck {
    * it conforms; else the logged, counted 500 (a refused stream is closed first). A streamed array
    * is checked here by its status and headers, and item by item as it is written (itemWriter).
    */
-  check(operation: Operation | undefined, reply: Reply, requestId: string): Reply | Promise<Reply>;
+  check(context: RequestContext, reply: Reply): Reply | Promise<Reply>;
   /** The writer that checks and writes each item of a streamed array reply, if the status declares an array. */
   itemWriter(operation: Operation | undefined, status: number): ItemWriter | undefined;
-  /** Logs and counts a reply the contract refused; `outcome` says what the client got instead. */
-  refused(operationId: string, status: number, problem: string, outcome: string, requestId: string, item?: unknown): void;
+  /** Logs and counts a reply the contract refused. */
+  refused(context: RequestContext, violation: Violation): void;
   /** The 500 sent in place of a refused reply, with its operation's deprecation headers. */
   internal(operation: Operation | undefined): Reply;
   /** A reply with its operation's deprecation headers, when the document marks it deprecated. */
@@ -49,11 +61,12 @@ export function createReplyCheck(options: ReplyCheckOptions): ReplyCheck {
     operation === undefined ? undefined : deprecations.get(operation.operationId);
   const withDeprecation = (reply: Reply, operation: Operation | undefined): Reply => decorated(reply, deprecationOf(operation));
 
-  const refused: ReplyCheck['refused'] = (operationId, status, problem, outcome, requestId, item) => {
+  const refused: ReplyCheck['refused'] = (context, { status, problem, outcome, item }) => {
+    const operationId = context.operation?.operationId ?? 'none';
     options.onViolation(operationId);
     const itemId = typeof item === 'object' && item !== null && 'id' in item ? item.id : undefined;
     logger.error(
-      { requestId, operationId, status, problem, ...(itemId === undefined ? {} : { itemId }) },
+      { requestId: context.id, operationId, status, problem, ...(itemId === undefined ? {} : { itemId }) },
       `response violates the contract; ${outcome}`,
     );
   };
@@ -73,14 +86,15 @@ export function createReplyCheck(options: ReplyCheckOptions): ReplyCheck {
   };
 
   return {
-    check: (operation, handled, requestId) => {
+    check: (context, handled) => {
+      const { operation } = context;
       const deprecation = deprecationOf(operation);
       if (operation !== undefined && deprecation !== undefined) options.onDeprecatedCall(operation.operationId);
       const reply = decorated(handled, deprecation);
       const problem = problemOf(operation, handled, reply);
       if (problem === null) return reply;
       const refuse = (): Reply => {
-        refused(operation?.operationId ?? 'none', reply.status, problem, 'sending 500 instead', requestId);
+        refused(context, { status: reply.status, problem, outcome: 'sending 500 instead' });
         return internal(operation);
       };
       return reply.stream ? reply.stream.close().then(refuse) : refuse();

@@ -1,8 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { ApiVersion, OperationIdOf, VersionOperations } from '../contract/types';
 import type { ApiError } from '../errors';
-import { requestState } from './request-state';
-import type { ChunkSource } from './stream';
+import type { ChunkSource } from './chunk-source';
 
 /** A response as handlers describe it, before it is checked against the spec and sent. */
 export interface Reply {
@@ -65,8 +64,8 @@ const COMMON_HEADER_ENTRIES = Object.entries(COMMON_HEADERS);
  * streamed list's. sendReply writes them with the rest of its head instead: a header set before
  * `writeHead` sends Node down its slower path for every header of the reply.
  */
-export function setCommonHeaders(res: ServerResponse): void {
-  res.setHeader('X-Request-Id', requestState(res.req).requestId);
+export function setCommonHeaders(res: ServerResponse, requestId: string): void {
+  res.setHeader('X-Request-Id', requestId);
   for (const [name, value] of COMMON_HEADER_ENTRIES) res.setHeader(name, value);
 }
 
@@ -116,11 +115,10 @@ export function serialize(
 }
 
 /**
- * Writes a checked reply with the headers every response carries, in one `writeHead`. The body
- * goes to `end` as a string, so Node sends it in one write with the head.
+ * Writes a checked reply to request `requestId` with the headers every response carries, in one
+ * `writeHead`. The body goes to `end` as a string, so Node sends it in one write with the head.
  */
-export function sendReply(res: ServerResponse, reply: Reply): void {
-  const requestId = requestState(res.req).requestId;
+export function sendReply(res: ServerResponse, reply: Reply, requestId: string): void {
   const fixed = fixedWires.get(reply);
   const { headers, payload } = fixed
     ? { headers: { 'X-Request-Id': requestId, ...fixed.headers }, payload: fixed.payload }

@@ -17,7 +17,7 @@ export interface RequestCheck {
   /**
    * The body an operation gets: parsed JSON when it declares an `application/json` body and the
    * request is JSON (415 when it is a media type the operation does not take, 400 when it does not
-   * parse); nothing for an operation that declares no body, which ignores one as v1 always has.
+   * parse); nothing for an operation that declares no body, which ignores one.
    */
   body(operation: Operation, request: { headers: IncomingHttpHeaders; body?: Buffer | undefined }): unknown;
   /** The request checked against its operation, and its inputs read: a 400 ApiError naming the field when it breaks the document. */

@@ -2,32 +2,15 @@ import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Writable } from 'node:stream';
 import { COMPRESS_MIN_BYTES, createCompressor, negotiateCoding, type Coding } from './encoding';
 import type { Logger } from '../logger';
-import type { Operation } from '../openapi';
 import type { ErrorReplies } from './error-reply';
 import { ItemViolation } from './item-writer';
 import type { ReplyCheck } from './reply-check';
 import { sendReply, setCommonHeaders, type Reply } from './reply';
-import type { RequestState } from './request-state';
+import type { RequestContext } from './request-context';
+import type { ChunkSource } from './chunk-source';
 
-/** Items read in chunks from a snapshot that must be closed; the store's OrderSnapshot is one. */
-export interface ChunkSource<T> {
-  read(max: number): Promise<T[]>;
-  /** Whether every item has been read, for a source that knows without reading on. */
-  exhausted?(): boolean;
-  close(): Promise<void>;
-}
-
-/** The same chunks, each item mapped: what a version of the API shows of the store's items. */
-export function mapChunks<T, U>(source: ChunkSource<T>, map: (item: T) => U): ChunkSource<U> {
-  return {
-    read: async (max) => (await source.read(max)).map(map),
-    ...(source.exhausted === undefined ? {} : { exhausted: source.exhausted.bind(source) }),
-    close: () => source.close(),
-  };
-}
-
-/** What sending a checked reply needs. */
-export interface SenderOptions {
+/** What writing a checked reply needs. */
+export interface WriterOptions {
   readonly replies: ReplyCheck;
   readonly errors: ErrorReplies;
   readonly logger: Logger;
@@ -35,44 +18,49 @@ export interface SenderOptions {
   readonly chunkItems: number;
 }
 
-/** Sends a checked reply to a request, for `operation` (undefined for a miss). */
-export type Sender = (
-  res: ServerResponse,
-  request: { readonly method: string; readonly headers: IncomingHttpHeaders; readonly state: RequestState },
-  operation: Operation | undefined,
-  reply: Reply,
-) => Promise<void> | void;
+/** The request a checked reply answers, as the writer needs it. */
+export interface WrittenRequest {
+  readonly method: string;
+  readonly headers: IncomingHttpHeaders;
+  readonly context: RequestContext;
+}
+
+/** Writes a checked reply to the request it answers. */
+export type Writer = (request: WrittenRequest, res: ServerResponse, reply: Reply) => Promise<void> | void;
 
 /**
- * The send step: a reply whose body is in hand goes out at once, in one write; a stream of a JSON
+ * The write step: a reply whose body is in hand goes out at once, in one write; a stream of a JSON
  * array goes out item by item, each checked and written by its status's item writer, and settles
  * when the stream has. A streamed reply that fails before its first byte is answered with the 500
  * (a refused item) or the Error the failure becomes; one that fails after it is logged and its
  * connection cut, which tells the client the list is incomplete.
  */
-export function createSender({ replies, errors, logger, chunkItems }: SenderOptions): Sender {
-  return (res, request, operation, reply) => {
-    if (reply.stream === undefined) return sendReply(res, reply);
-    const { requestId } = request.state;
-    const operationId = operation?.operationId ?? 'none';
+export function createWriter({ replies, errors, logger, chunkItems }: WriterOptions): Writer {
+  return ({ method, headers, context }, res, reply) => {
+    if (reply.stream === undefined) return sendReply(res, reply, context.id);
+    const { operation } = context;
     const writeItem = replies.itemWriter(operation, reply.status);
-    if (writeItem === undefined) throw new Error(`status ${reply.status} of ${operationId} is not a JSON array that can be streamed`);
+    if (writeItem === undefined)
+      throw new Error(`status ${reply.status} of ${operation?.operationId ?? 'none'} is not a JSON array that can be streamed`);
     return sendJsonArray(res, reply.stream, {
       status: reply.status,
       headers: reply.headers ?? {},
+      requestId: context.id,
       writeItem,
       chunkItems,
-      coding: negotiateCoding(request.headers),
-      head: request.method === 'HEAD',
+      coding: negotiateCoding(headers),
+      head: method === 'HEAD',
       onError: (err) => {
-        if (err instanceof ItemViolation) replies.refused(operationId, reply.status, err.problem, 'connection closed', requestId, err.item);
-        else logger.error({ err, requestId, operationId }, 'stream failed; connection closed');
+        if (err instanceof ItemViolation)
+          replies.refused(context, { status: reply.status, problem: err.problem, outcome: 'connection closed', item: err.item });
+        else
+          logger.error({ err, requestId: context.id, operationId: operation?.operationId ?? 'none' }, 'stream failed; connection closed');
       },
     }).catch((err: unknown) => {
       if (!(err instanceof ItemViolation))
-        return sendReply(res, replies.withDeprecation(errors.thrown(err, operation, requestId), operation));
-      replies.refused(operationId, reply.status, err.problem, 'sending 500 instead', requestId, err.item);
-      return sendReply(res, replies.internal(operation));
+        return sendReply(res, replies.withDeprecation(errors.thrown(err, context), operation), context.id);
+      replies.refused(context, { status: reply.status, problem: err.problem, outcome: 'sending 500 instead', item: err.item });
+      return sendReply(res, replies.internal(operation), context.id);
     });
   };
 }
@@ -81,6 +69,8 @@ export function createSender({ replies, errors, logger, chunkItems }: SenderOpti
 export interface ArrayStreamOptions<T> {
   status: number;
   headers: Record<string, string>;
+  /** The request's id, echoed in `X-Request-Id`. */
+  requestId: string;
   /** Checks one item and returns it as JSON; throws (an ItemViolation) for an item that may not be sent. */
   writeItem: (item: T) => string;
   /** Items per chunk: each chunk is read, serialized and written before the event loop gets a turn. */
@@ -119,7 +109,7 @@ export async function sendJsonArray<T>(res: ServerResponse, source: ChunkSource<
 
     committed = true;
     res.statusCode = options.status;
-    setCommonHeaders(res);
+    setCommonHeaders(res, options.requestId);
     for (const [name, value] of Object.entries(options.headers)) res.setHeader(name, value);
     res.setHeader('Content-Type', 'application/json');
     res.setHeader('Vary', 'Accept-Encoding');

@@ -5,7 +5,7 @@ import addFormats from 'ajv-formats';
 import { fullFormats } from 'ajv-formats/dist/formats';
 import { OpenAPIValidator, OpenAPIRouter, SetMatchType, ValidationContext, type AjvCustomizer, type OpenAPIBackend } from 'openapi-backend';
 import type { OpenAPIV3 } from 'openapi-types';
-import { isDateTime } from '../contract/date-time';
+import { isDateTime } from '../date-time';
 
 /**
  * Adds ajv-formats to openapi-backend's own Ajv, which already checks the OpenAPI formats

@@ -28,7 +28,7 @@ export function precompiledDocumentCheck(): Check | undefined {
  * Has a backend check its document with the precompiled check instead of compiling
  * openapi-schema-validator's schema at every start-up, a large share of a start's time. The
  * verdict and the error are openapi-backend's own: the same schema, the same Ajv options, the same
- * message (tests/document-check.test.ts compares them). openapi-backend has no option for this, so
+ * message (tests/openapi/document-check.test.ts compares them). openapi-backend has no option for this, so
  * it replaces the instance's `validateDefinition`, which `init` calls; openapi-backend is pinned
  * exactly for such seams.
  */

@@ -36,7 +36,7 @@ interface OperationCheck {
 /**
  * openapi-backend's `validateRequest`, step for step, for the CompiledRouter's parse: the same
  * parameters object, checked by the same compiled validators, with the same errors in the same
- * order (tests/request-validation.test.ts compares the two over every kind of parameter and body).
+ * order (tests/http/request-validation.test.ts compares the two over every kind of parameter and body).
  * What it leaves out is per-request overhead: a second parse of the request, matching the operation
  * again, and lodash's passes over the parse and the operation's parameters, which together cost
  * more than the validators.

@@ -241,7 +241,7 @@ function paramExtractor(template: string): (path: string) => Record<string, stri
  * Puts a CompiledRouter in place of an initialised backend's stock router, for its routing and its
  * validator, and returns it. openapi-backend has no option for a router of one's own, so this sets
  * the two fields it reads (`api.router`, `api.validator.router`); that is why openapi-backend is
- * pinned exactly, and tests/router.test.ts checks that this router matches the stock one.
+ * pinned exactly, and tests/openapi/router.test.ts checks that this router matches the stock one.
  */
 export function useCompiledRouter(
   api: OpenAPIBackend<OpenAPIV3.Document>,

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { DuplicateKeyNameError, StoreInvariantError } from './errors';
 import {
-  DuplicateKeyNameError,
-  StoreInvariantError,
   type CancelOutcome,
   type ImportRecord,
   type ImportRecords,

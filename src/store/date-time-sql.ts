@@ -1,4 +1,4 @@
-import { INSTANT_KEY_BASE } from '../contract/date-time';
+import { INSTANT_KEY_BASE } from '../date-time';
 import type { DateTimeSpelling, Dialect } from './dialect';
 
 /**
@@ -15,7 +15,7 @@ const SEPARATOR_SPACES = [9, 10, 11, 12, 13, 32, 0xa0, 0x1680, ...range(0x2000, 
  * within a day, and hours 00–23, minutes and seconds 00–59. Like ajv-formats, it also takes a
  * time off the clock when that is the last minute of a UTC day with seconds up to 60: a leap
  * second, with its quirks (`24:59:59+01:00` is 23:59:59 UTC). Every cast comes after the shape
- * that makes it safe, because PostgreSQL raises on a bad cast. tests/date-time-check.test.ts holds
+ * that makes it safe, because PostgreSQL raises on a bad cast. tests/store/date-time-check.test.ts holds
  * it to the validator on both stores.
  */
 export function shipDateRule(column: string, { dateTime: sql }: Dialect): string {
@@ -100,7 +100,7 @@ function range(from: number, to: number): number[] {
  * comparing two keys as text compares their instants exactly, to the last digit of either
  * fraction. The same integer arithmetic in both dialects (days from the civil date, no date
  * functions: PostgreSQL has no year 0 and SQLite no leap second), all of it immutable, so that
- * PostgreSQL can store it as a generated column. instantKey (src/contract/date-time.ts) computes
+ * PostgreSQL can store it as a generated column. instantKey (src/date-time.ts) computes
  * the same key in JavaScript, for the filters a request sends.
  */
 export function instantKeySql(column: string): string {

@@ -1,15 +1,28 @@
 import type { EventCounts, EventPosition, OrderEventRecord, OrderEventType, OrderStatus } from './types';
-import { StoreInvariantError } from './types';
+import { StoreInvariantError } from './errors';
 
 // The change feed's parts that every store shares: the event rows' SQL, their mapping to records,
 // the order of positions, and the signals that wake a waiting reader.
 
 /**
- * One event, written in the same transaction as its change: `$1` type, `$2` order id, `$3` the
- * order's status after it (null for order.cancelled), `$4` the time. The event's order is the
+ * The columns an event is written with, in this order: its type, its order's id, the order's
+ * status after the change (null for order.cancelled), and its time. The event's order is the
  * orders row (only its status ever changes) with this status, so the event stays what it said.
  */
-export const INSERT_EVENT_SQL = 'INSERT INTO order_events (type, order_id, status, occurred_at) VALUES ($1, $2, $3, $4)';
+export const EVENT_WRITE_COLUMNS = 'type, order_id, status, occurred_at';
+
+/** Every write of events into `table`: `rows` is a VALUES list or a SELECT of EVENT_WRITE_COLUMNS. */
+export function insertEventsSql(rows: string, table = 'order_events'): string {
+  return `INSERT INTO ${table} (${EVENT_WRITE_COLUMNS}) ${rows}`;
+}
+
+/** The order.created event of each order a SELECT `FROM …` finds: `id` and `at` are its id's and its time's expressions. */
+export function createdEventsSql(id: string, at: string, from: string, table?: string): string {
+  return insertEventsSql(`SELECT 'order.created', ${id}, status, ${at} ${from}`, table);
+}
+
+/** One event, written in the same transaction as its change: `$1` type, `$2` order id, `$3` status, `$4` time. */
+export const INSERT_EVENT_SQL = insertEventsSql('VALUES ($1, $2, $3, $4)');
 
 /** The event a move of a pending order writes, and the status it leaves. */
 export const MOVE_EVENTS = {

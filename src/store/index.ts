@@ -16,8 +16,16 @@ export type {
   OrderEventRecord,
   OrderEventType,
 } from './types';
-export { DuplicateKeyNameError, EventsExpiredError, ImportConflictError, StoreInvariantError } from './types';
-export { MigrationRefusedError, SchemaTooNewError } from './migration';
+export {
+  DuplicateKeyNameError,
+  EventsExpiredError,
+  ImportConflictError,
+  MigrationRefusedError,
+  SchemaTooNewError,
+  StoreBusyError,
+  StoreInvariantError,
+  StoreUnavailableError,
+} from './errors';
 export { openSqliteStore } from './sqlite/store';
 export { rowToRecord } from './core';
 export type { SqliteStoreOptions } from './sqlite/store';

@@ -1,7 +1,7 @@
 import type { MaybePromise } from '../maybe-promise';
+import { MigrationRefusedError, SchemaTooNewError } from './errors';
 import { timestamp } from './core';
 import { drive, statement, type Connection, type Dialect, type Steps, type SyncConnection } from './dialect';
-import { schemaMigrationsSql } from './sql';
 
 /** One schema change; versions are applied in order, exactly once, and never edited once shipped. */
 export interface Migration {
@@ -20,32 +20,19 @@ export interface MigrationPrecondition {
   readonly violationsSql: string;
 }
 
+/** What the stores' shipDate constraint requires, in the words of a migration's refusal. */
+export const SHIP_DATE_RULE = 'shipDate must be an RFC 3339 date-time with a time zone, on a real calendar day';
+
 /** How many offending ids a refusal names. */
 export const REFUSAL_IDS = 10;
 
-/** The database was migrated by a newer release than this one: this release must not touch it. */
-export class SchemaTooNewError extends Error {
-  override name = 'SchemaTooNewError';
-}
-
-/** A migration refused to apply because existing rows break its rule; nothing was changed. */
-export class MigrationRefusedError extends Error {
-  override name = 'MigrationRefusedError';
-  constructor(
-    readonly migration: Migration,
-    /** The first offending ids, in id order. */
-    readonly ids: readonly number[],
-    /** How many rows break the rule in all. */
-    readonly count: number,
-  ) {
-    const rule = migration.refuseWhile?.rule ?? '';
-    const more = count > ids.length ? ` and ${count - ids.length} more` : '';
-    super(
-      `schema migration ${migration.version} (${migration.name}) cannot be applied: ${count} order${count === 1 ? '' : 's'} ` +
-        `break${count === 1 ? 's' : ''} its rule that ${rule}: id${ids.length === 1 ? '' : 's'} ${ids.join(', ')}${more}. ` +
-        'Nothing was changed. Fix or remove those rows (see the README, "Rows a migration refuses"), then start again.',
-    );
-  }
+/** The table of applied migrations. */
+function schemaMigrationsSql({ ddl }: Dialect): string {
+  return `CREATE TABLE IF NOT EXISTS schema_migrations (
+      version    INTEGER PRIMARY KEY,
+      name       TEXT NOT NULL,
+      applied_at TEXT NOT NULL
+    )${ddl.tableOptions}`;
 }
 
 /** Any 64-bit value; every process of petstore-orders agrees on it (PostgreSQL's advisory lock). */

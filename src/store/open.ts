@@ -1,8 +1,24 @@
-import type { Config } from '../config';
+import { storeKindOf, sqliteFile, type Config, type StoreKind } from '../config';
 import type { Logger } from '../logger';
-import { storeKindOf } from './locations';
 import type { PostgresStoreOptions } from './postgres/store';
 import type { Store } from './types';
+
+/**
+ * How each kind of store is opened, loading its driver then: a server loads only the driver of its
+ * own store. A new dialect adds its opener here (and its folder beside sqlite/ and postgres/: see
+ * src/store/README.md), and its location's form in config.ts.
+ */
+const OPENERS: Readonly<Record<StoreKind, (location: string, config: Config, logger?: Logger) => Promise<Store>>> = {
+  postgres: (url, config, logger) =>
+    openPostgresStore(url, {
+      poolSize: config.postgres.poolSize,
+      statementTimeoutMs: config.postgres.statementTimeoutMs,
+      connectTimeoutMs: config.busyTimeoutMs,
+      logger,
+    }),
+  sqlite: async (location, config) =>
+    (await import('./sqlite/store')).openSqliteStore(sqliteFile(location), { busyTimeoutMs: config.busyTimeoutMs }),
+};
 
 /**
  * Opens a PostgreSQL store. The driver and the store are loaded when a PostgreSQL store is first
@@ -18,7 +34,7 @@ export async function openStore(config: Config, logger?: Logger): Promise<Store>
   const kind = storeKindOf(location);
   // config.ts refuses a location no store opens, so this is a store's own mistake.
   if (kind === undefined) throw new Error(`no store opens ${storeLocation(config)}`);
-  return kind.open(location, config, logger);
+  return OPENERS[kind](location, config, logger);
 }
 
 /** Where the store lives, for logs and banners, without any password in the URL. */

@@ -1,6 +1,7 @@
 import { statement, type Statement, type Steps } from './dialect';
 import { BUMP_REVISION_SQL } from './sql';
-import { ImportConflictError } from './types';
+import { andThen, type MaybePromise } from '../maybe-promise';
+import { ImportConflictError } from './errors';
 
 /**
  * The SQL of each statement of the publish, for the dialect's staging table: the dialect's part.
@@ -62,4 +63,28 @@ export function* revisionSteps(count: number): Steps<number> {
 export function* numberedPublishSteps(sql: NumberingSql, count: number): Steps<number> {
   yield* numberingSteps(sql, count);
   return yield* revisionSteps(count);
+}
+
+/** What an import found wrong, as far as it looked: each kind of fault at its first record. */
+export interface ImportFaults {
+  /** The first record that repeats the id of a record before it. */
+  readonly repeat: ImportConflictError | undefined;
+  /** What reading the file threw, at the first record it could not give (a file or JSON error, a record the contract refuses). */
+  readonly unreadable: { readonly error: unknown } | undefined;
+  /** The first record whose id an order had before the import: looked for only when neither fault above was found. */
+  readonly taken: () => MaybePromise<ImportConflictError | undefined>;
+}
+
+/**
+ * Throws the one error an import that went wrong reports, the same in every store: the first
+ * repeated id, else the record the file could not give, else the first taken id; returns when none
+ * of them is there. A repeat comes first because it is a fault of the file alone, whatever the
+ * store holds.
+ */
+export function throwReportedFault({ repeat, unreadable, taken }: ImportFaults): MaybePromise<void> {
+  if (repeat !== undefined) throw repeat;
+  if (unreadable !== undefined) throw unreadable.error;
+  return andThen(taken(), (found) => {
+    if (found !== undefined) throw found;
+  });
 }

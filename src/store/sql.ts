@@ -1,17 +1,8 @@
-import { shipDateRule } from './date-time-sql';
-import type { Dialect } from './dialect';
-import type { MigrationPrecondition } from './migration';
 import type { OrderStatus, PageRequest } from './types';
 
 // Every statement the stores share, written once with `$1, $2, …` placeholders (each dialect
 // takes them through its `placeholders`). `visible` is a store's own condition on the orders it may
 // touch (SQLite's PUBLISHED, which hides an import still being published); none by default.
-
-/** What the stores' shipDate constraint requires, in the words of a migration's refusal. */
-export const SHIP_DATE_RULE = 'shipDate must be an RFC 3339 date-time with a time zone, on a real calendar day';
-
-/** The largest id, pet id and quantity either store accepts: JavaScript's safe-integer bound. */
-export const SAFE_INTEGER_SQL = String(Number.MAX_SAFE_INTEGER);
 
 /**
  * An orders row as the list queries return it in array mode: id, pet_id, quantity, ship_date,
@@ -20,8 +11,22 @@ export const SAFE_INTEGER_SQL = String(Number.MAX_SAFE_INTEGER);
  */
 export type OrderRow = [id: number, petId: number, quantity: number, shipDate: string, complete: number | boolean, status: OrderStatus];
 
-/** The columns of an OrderRow, in its order. */
-export const ORDER_COLUMNS = 'id, pet_id, quantity, ship_date, complete, status';
+/** The columns of an OrderRow, in its order: what every read of orders selects. */
+export const ORDER_ROW_COLUMNS = 'id, pet_id, quantity, ship_date, complete, status';
+
+/**
+ * What an import record gives an order besides its id, and the ship instant the store derives from
+ * its ship date: what both stores stage, in this order.
+ */
+export const RECORD_COLUMNS = 'pet_id, quantity, ship_date, complete, status, ship_at';
+
+/** The columns every import writes an order with after its id, in this order: RECORD_COLUMNS, then its times (importedTimes). */
+export const IMPORTED_COLUMNS = `${RECORD_COLUMNS}, created_at, shipped_at`;
+
+/** An imported order's times, after RECORD_COLUMNS: created at `created`, and shipped at `shipped` when it is imported shipped. */
+export function importedTimes(created: string, shipped: string): string {
+  return `${created}, CASE status WHEN 'shipped' THEN ${shipped} END`;
+}
 
 /** Below every id, for the first page of a keyset read. */
 export const BEFORE_FIRST_ID = -Number.MAX_SAFE_INTEGER - 1;
@@ -39,7 +44,7 @@ const where = (conditions: readonly string[]): string => conditions.join(' AND '
  * bound: NULL in PostgreSQL, -1 in SQLite). Read a page at a time by keyset, or whole by a cursor.
  */
 export function listSql(visible: readonly string[] = []): string {
-  return `SELECT ${ORDER_COLUMNS} FROM orders WHERE ${where([`status <> 'cancelled'`, 'id > $1', ...visible])} ORDER BY id LIMIT $2`;
+  return `SELECT ${ORDER_ROW_COLUMNS} FROM orders WHERE ${where([`status <> 'cancelled'`, 'id > $1', ...visible])} ORDER BY id LIMIT $2`;
 }
 
 /** Any order at all, cancelled or not. */
@@ -54,7 +59,7 @@ export function statusSql(visible: readonly string[] = [], id = '$1'): string {
 
 /** The order whose id is `$1`, as an OrderRow, unless it has been cancelled. */
 export function orderSql(visible: readonly string[] = []): string {
-  return `SELECT ${ORDER_COLUMNS} FROM orders WHERE ${where(['id = $1', `status <> 'cancelled'`, ...visible])}`;
+  return `SELECT ${ORDER_ROW_COLUMNS} FROM orders WHERE ${where(['id = $1', `status <> 'cancelled'`, ...visible])}`;
 }
 
 /** Whether an order that has not been cancelled refers to the pet `$1`. */
@@ -123,7 +128,7 @@ export function pageQuery({ filter, after, limit }: PageRequest, visible: readon
     if (shipFrom !== undefined) conditions.push(`ship_at >= ${placeholder(shipFrom)}`);
     if (shipTo !== undefined) conditions.push(`ship_at < ${placeholder(shipTo)}`);
     if (keyset !== undefined) conditions.push(`id > ${placeholder(keyset)}`);
-    return `SELECT ${ORDER_COLUMNS} FROM orders WHERE ${where(conditions)} ORDER BY id LIMIT ${placeholder(limit)}`;
+    return `SELECT ${ORDER_ROW_COLUMNS} FROM orders WHERE ${where(conditions)} ORDER BY id LIMIT ${placeholder(limit)}`;
   };
   const statusIs = (value: string): string => `status = '${value}'`;
   const completeIs = (value: boolean): string => `complete = ${value ? 'TRUE' : 'FALSE'}`;
@@ -142,104 +147,3 @@ export function pageQuery({ filter, after, limit }: PageRequest, visible: readon
   const union = branches.map((each, i) => `SELECT * FROM (${each}) AS b${i}`).join(' UNION ALL ');
   return { text: `${union} ORDER BY id LIMIT ${placeholder(limit)}`, values };
 }
-
-// The schema's shared pieces, in the dialect's types.
-
-/** Migration 1's check of the ship date: only its shape, up to the seconds (migration 2 made it the contract's rule). */
-export function firstShipDateShape({ dateTime }: Dialect): string {
-  return `order_ship_date_shape CHECK (length(ship_date) BETWEEN 19 AND 64 AND ${dateTime.glob('ship_date', '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9][Tt ][0-9][0-9]:[0-9][0-9]:[0-9][0-9]*')})`;
-}
-
-/** Migration 2's precondition, in every store: no row may break the contract's rule for a ship date. */
-export function shipDateRefusal(dialect: Dialect): MigrationPrecondition {
-  return { rule: SHIP_DATE_RULE, violationsSql: `SELECT id FROM orders WHERE NOT ${shipDateRule('ship_date', dialect)} ORDER BY id` };
-}
-
-/** The ship date's CHECK since migration 2: the contract's rule (./date-time-sql.ts). */
-export function shipDateCheck(dialect: Dialect): string {
-  return `order_ship_date_rfc3339 CHECK ${shipDateRule('ship_date', dialect)}`;
-}
-
-/** The table of applied migrations. */
-export function schemaMigrationsSql({ ddl }: Dialect): string {
-  return `CREATE TABLE IF NOT EXISTS schema_migrations (
-      version    INTEGER PRIMARY KEY,
-      name       TEXT NOT NULL,
-      applied_at TEXT NOT NULL
-    )${ddl.tableOptions}`;
-}
-
-/**
- * The `orders` table under `name`, in the dialect's types: the same columns and constraints in
- * every store; `shipDate` is the ship date's CHECK (its CONSTRAINT clause), and `shipAt` the ship
- * instant's column (absent before migration 3).
- */
-export function ordersTableSql({ ddl }: Dialect, name: string, shipDate: string, shipAt?: string): string {
-  const integer = (column: string, constraint: string, range: string): string =>
-    `${column.padEnd(12)} ${ddl.integer} NOT NULL CONSTRAINT ${constraint} CHECK (${column} BETWEEN ${range})`;
-  const safe = `-${SAFE_INTEGER_SQL} AND ${SAFE_INTEGER_SQL}`;
-  return `CREATE TABLE ${name} (
-        ${integer('id', 'order_id_safe', safe).replace(' NOT NULL', ' PRIMARY KEY')},
-        ${integer('pet_id', 'order_pet_id_safe', safe)},
-        ${integer('quantity', 'order_quantity_range', `1 AND ${SAFE_INTEGER_SQL}`)},
-        ship_date    TEXT    NOT NULL CONSTRAINT ${shipDate},
-        complete     ${ddl.boolean('complete')},
-        status       TEXT    NOT NULL DEFAULT 'pending'
-                             CONSTRAINT order_status_known CHECK (status IN ('pending', 'shipped', 'cancelled')),
-        created_at   TEXT    NOT NULL,
-        shipped_at   TEXT,
-        cancelled_at TEXT,${shipAt === undefined ? '' : `\n        ship_at      ${shipAt},`}
-        CONSTRAINT order_cancelled_at CHECK ((status = 'cancelled') = (cancelled_at IS NOT NULL)),
-        CONSTRAINT order_shipped_at CHECK ((status = 'shipped') = (shipped_at IS NOT NULL))
-      )${ddl.tableOptions}`;
-}
-
-/** The store_meta and api_keys tables of migration 1. */
-export function metaAndKeysSql({ ddl }: Dialect): string {
-  return `
-      -- One row: a random id for this database, and a counter bumped by every write that changes
-      -- what listOrders returns. Together they make the list's ETag, the same in every instance.
-      CREATE TABLE store_meta (
-        one      INTEGER PRIMARY KEY CHECK (one = 1),
-        store_id TEXT    NOT NULL,
-        revision ${ddl.integer.padEnd(7)} NOT NULL
-      )${ddl.tableOptions};
-      INSERT INTO store_meta (one, store_id, revision) VALUES (1, ${ddl.randomId}, 0);
-
-      CREATE TABLE api_keys (
-        id         ${ddl.serial} PRIMARY KEY,
-        name       TEXT NOT NULL CONSTRAINT api_keys_name_unique UNIQUE,
-        key_hash   TEXT NOT NULL CONSTRAINT api_keys_hash_unique UNIQUE,
-        created_at TEXT NOT NULL,
-        revoked_at TEXT
-      )${ddl.tableOptions};`;
-}
-
-/**
- * The change feed's table, in the dialect's types, its position columns first (`position`: how
- * the dialect orders events, and its key). Each event's status is the order's after the change:
- * order.cancelled leaves none to show.
- */
-export function orderEventsTableSql({ ddl }: Dialect, position: string): string {
-  return `CREATE TABLE order_events (
-        ${position},
-        type        TEXT    NOT NULL
-                            CONSTRAINT order_event_type_known CHECK (type IN ('order.created', 'order.shipped', 'order.cancelled')),
-        order_id    ${ddl.integer.padEnd(7)} NOT NULL,
-        status      TEXT    CONSTRAINT order_event_status CHECK ((type = 'order.cancelled') = (status IS NULL)),
-        occurred_at TEXT    NOT NULL
-      )${ddl.tableOptions}`;
-}
-
-/**
- * The indexes that serve a page of any filter combination (pageQuery) in id order: orders_page by
- * status and complete, then id for the keyset, then the ship instant, so that a shipDate range is
- * tested in the index without reading the rows it excludes; orders_page_by_pet by pet, then id.
- * The pet index is kept narrow on purpose: its inserts land all over it (pets are not in id
- * order), and an import builds it under the write lock: with the other filters in it as well, a
- * 1,000,000-order import held the lock 5.2 s instead of 2 s. A pet's orders are few, so its page
- * tests the other filters on them. Cancelled orders are never listed, so neither index holds them.
- */
-export const PAGE_INDEXES_SQL = `
-      CREATE INDEX orders_page ON orders (status, complete, id, ship_at) WHERE status <> 'cancelled';
-      CREATE INDEX orders_page_by_pet ON orders (pet_id, id) WHERE status <> 'cancelled';`;

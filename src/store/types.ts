@@ -4,7 +4,7 @@ export type OrderStatus = 'pending' | 'shipped' | 'cancelled';
 
 /**
  * An order as the store holds it, whatever version of the API shows it: each version maps it to
- * its own Order (v1: src/handlers/v1-order.ts), so the store knows no version's types.
+ * its own Order (v1: src/orders/v1-order.ts), so the store knows no version's types.
  */
 export interface OrderRecord {
   id: number;
@@ -30,7 +30,7 @@ export interface OrderFilter {
   status?: Exclude<OrderStatus, 'cancelled'> | undefined;
   petId?: number | undefined;
   complete?: boolean | undefined;
-  /** Inclusive: an instant key (instantKey in src/contract/date-time.ts). */
+  /** Inclusive: an instant key (instantKey in src/date-time.ts). */
   shipFrom?: string | undefined;
   /** Exclusive: an instant key. */
   shipTo?: string | undefined;
@@ -75,11 +75,6 @@ export interface EventPage {
 
 /** How many events of each type one commit wrote. */
 export type EventCounts = Readonly<Partial<Record<OrderEventType, number>>>;
-
-/** A feed position older than the events the store still keeps: the events right after it were removed. */
-export class EventsExpiredError extends Error {
-  override name = 'EventsExpiredError';
-}
 
 /** What happened to a cancel request. */
 export type CancelOutcome = 'cancelled' | 'shipped' | 'not_found';
@@ -182,48 +177,8 @@ export interface Store {
   close(): Promise<void>;
 }
 
-/** The store found itself in a state its code rules out: a bug, never the client's fault or the database's absence. */
-export class StoreInvariantError extends Error {
-  override name = 'StoreInvariantError';
-}
-
-/** A key name that is already used. */
-export class DuplicateKeyNameError extends Error {
-  override name = 'DuplicateKeyNameError';
-}
-
-/** Why the store refused an import record, whatever the store. */
-export type ImportConflict = { kind: 'repeated_id'; id: number; first: number } | { kind: 'id_taken'; id: number } | { kind: 'no_free_id' };
-
-/**
- * An import record that the store refused; `index` is its position in the file. Every store
- * raises the same kinds with the same words: the message is made here, once.
- */
 /**
  * The records of an import, in file order: one at a time, or a batch at a time (as a file is read,
  * which spares a wait per record).
  */
 export type ImportRecords = Iterable<ImportRecord> | AsyncIterable<ImportRecord | readonly ImportRecord[]>;
-
-export class ImportConflictError extends Error {
-  override name = 'ImportConflictError';
-  /** The record's field the refusal is about. */
-  readonly field = 'id';
-  constructor(
-    readonly index: number,
-    readonly conflict: ImportConflict,
-  ) {
-    super(conflictMessage(conflict));
-  }
-}
-
-function conflictMessage(conflict: ImportConflict): string {
-  switch (conflict.kind) {
-    case 'repeated_id':
-      return `id ${conflict.id} repeats the id of record ${conflict.first}`;
-    case 'id_taken':
-      return `id ${conflict.id} is already taken by an existing order`;
-    case 'no_free_id':
-      return 'id cannot be assigned: no larger id is free; give this record an id';
-  }
-}

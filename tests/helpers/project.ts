@@ -24,6 +24,7 @@ const PROJECT_FILES = [
   'README.md',
   'docs',
   '.remarkrc.json',
+  '.dependency-cruiser.cjs',
 ];
 
 /** A copy of the project in `dir`, sharing this one's node_modules, as a contributor's checkout would be. */

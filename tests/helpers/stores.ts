@@ -1,10 +1,16 @@
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { openPostgresStore, openSqliteStore, type Store } from '../../src/store';
+import type { StoreKind } from '../../src/config';
+import { generateKey, hashKey } from '../../src/keys';
+import { openPostgresStore, openSqliteStore, type ImportRecord, type OrderRecord, type Store } from '../../src/store';
 import { DATE_TIME_DIGITS, instantKeySql, shipDateRule } from '../../src/store/date-time-sql';
 import { postgresDialect } from '../../src/store/postgres/dialect';
 import { freshDatabase, sql } from './postgres';
-import { rowsOf, tempDir } from './store';
+import { tempDir } from './temp-dir';
+
+// The one way a test gets a store: eachStore runs a suite once per kind (SQLite, and PostgreSQL
+// when it answers), each test with a fresh store; freshStore opens one SQLite store, for the suites
+// about SQLite alone. Both open it the same way (sqliteTestStore, postgresKind).
 
 /** An order row as a second writer (a data fix, a legacy migration) would insert it. */
 export interface RawOrderRow {
@@ -43,9 +49,46 @@ export interface TestStore {
 
 const INSERT_ROW = `INSERT INTO orders (id, pet_id, quantity, ship_date, complete, status, created_at)`;
 
-/** One kind of store the parameterised suites run against. */
-export interface StoreKind {
-  readonly name: 'sqlite' | 'postgres';
+let counter = 0;
+
+/** A new SQLite file's path under `dir`. */
+function nextFile(dir: string): string {
+  counter += 1;
+  return path.join(dir, `store-${counter}.db`);
+}
+
+/** A fresh SQLite store in `file`, with what the suites need to reach its data around the service. */
+function sqliteTestStore(file: string): TestStore {
+  return {
+    store: openSqliteStore(file),
+    another: async () => openSqliteStore(file),
+    rows: async () => rowsOf(file),
+    cliArgs: ['--db', file],
+    env: {},
+    insertRow: async (row, options = {}) => {
+      const db = new Database(file);
+      try {
+        if (options.checksOff) db.pragma('ignore_check_constraints = ON');
+        // ship_at, which the store writes beside every ship date, as the store's own SQL computes it.
+        db.prepare(
+          `${INSERT_ROW.replace(')', ', ship_at)')} SELECT ?, ?, ?, v, ?, 'pending', ?, ${instantKeySql('v')} FROM (SELECT ? AS v)`,
+        ).run(row.id, row.petId, row.quantity, row.complete ? 1 : 0, new Date().toISOString(), row.shipDate);
+      } finally {
+        db.close();
+      }
+    },
+  };
+}
+
+/** A fresh SQLite store in a new file under `dir`, for a suite about SQLite alone. */
+export function freshStore(dir: string): { store: Store; file: string } {
+  const file = nextFile(dir);
+  return { store: sqliteTestStore(file).store, file };
+}
+
+/** One kind of store the suites run against, named as the service names it (config.ts). */
+export interface TestStoreKind {
+  readonly name: StoreKind;
   /** Call in beforeAll: prepares a place for this file's stores. */
   setUp(): Promise<void>;
   /** A fresh empty store; the previous one from this kind must be closed first. */
@@ -54,9 +97,7 @@ export interface StoreKind {
   tearDown(): Promise<void>;
 }
 
-let counter = 0;
-
-function sqliteKind(): StoreKind {
+function sqliteKind(): TestStoreKind {
   let tmp: ReturnType<typeof tempDir> | undefined;
   return {
     name: 'sqlite',
@@ -64,33 +105,14 @@ function sqliteKind(): StoreKind {
       tmp = tempDir();
     },
     open: async () => {
-      counter += 1;
-      const file = path.join(tmp!.dir, `store-${counter}.db`);
-      return {
-        store: openSqliteStore(file),
-        another: async () => openSqliteStore(file),
-        rows: async () => rowsOf(file),
-        cliArgs: ['--db', file],
-        env: {},
-        insertRow: async (row, options = {}) => {
-          const db = new Database(file);
-          try {
-            if (options.checksOff) db.pragma('ignore_check_constraints = ON');
-            // ship_at, which the store writes beside every ship date, as the store's own SQL computes it.
-            db.prepare(
-              `${INSERT_ROW.replace(')', ', ship_at)')} SELECT ?, ?, ?, v, ?, 'pending', ?, ${instantKeySql('v')} FROM (SELECT ? AS v)`,
-            ).run(row.id, row.petId, row.quantity, row.complete ? 1 : 0, new Date().toISOString(), row.shipDate);
-          } finally {
-            db.close();
-          }
-        },
-      };
+      if (tmp === undefined) throw new Error('the SQLite kind is opened before its setUp');
+      return sqliteTestStore(nextFile(tmp.dir));
     },
     tearDown: async () => tmp?.cleanup(),
   };
 }
 
-function postgresKind(): StoreKind {
+function postgresKind(): TestStoreKind {
   let database: Awaited<ReturnType<typeof freshDatabase>> | undefined;
   return {
     name: 'postgres',
@@ -137,6 +159,118 @@ function postgresKind(): StoreKind {
 }
 
 /** The stores the parameterised suites run against: SQLite always, PostgreSQL when it answers. */
-export function storeKinds(): StoreKind[] {
+export function storeKinds(): TestStoreKind[] {
   return process.env.PETSTORE_TEST_PG_AVAILABLE === '1' ? [sqliteKind(), postgresKind()] : [sqliteKind()];
+}
+
+/** What every test of a store suite gets: a fresh, empty store with one key. */
+export interface StoreSuite {
+  readonly kind: TestStoreKind;
+  readonly store: Store;
+  /** The store as the test helpers see it: its rows read around the service, its CLI arguments. */
+  readonly fresh: TestStore;
+  readonly rows: () => Promise<StoredRow[]>;
+  /** A valid key (named "suite"), and the Authorization header that carries it. */
+  readonly key: string;
+  readonly auth: { Authorization: string };
+}
+
+/**
+ * Runs `suite` once per store kind (SQLite, and PostgreSQL when it answers), each test with a
+ * fresh, empty store holding one key, closed after the test. The one place this set-up lives.
+ */
+export function eachStore(suite: (s: StoreSuite) => void): void {
+  describe.each(storeKinds())('$name store', (kind) => {
+    let current: TestStore | undefined;
+    let key = '';
+    beforeAll(() => kind.setUp());
+    afterAll(() => kind.tearDown());
+    beforeEach(async () => {
+      current = await kind.open();
+      key = await addKey(current.store, 'suite');
+    });
+    afterEach(() => current?.store.close());
+
+    const fresh = (): TestStore => {
+      if (current === undefined) throw new Error('the store suite is used outside a test');
+      return current;
+    };
+    suite({
+      kind,
+      get store() {
+        return fresh().store;
+      },
+      get fresh() {
+        return fresh();
+      },
+      rows: () => fresh().rows(),
+      get key() {
+        return key;
+      },
+      get auth() {
+        return { Authorization: `Bearer ${key}` };
+      },
+    });
+  });
+}
+
+/** Creates an API key in the store and returns the key itself. */
+export async function addKey(store: Store, name = 'tester'): Promise<string> {
+  const key = generateKey();
+  await store.createKey(name, hashKey(key));
+  return key;
+}
+
+/** A valid order record, with overrides. */
+export function order(overrides: Partial<ImportRecord> = {}): ImportRecord {
+  return { petId: 10, quantity: 1, shipDate: '2026-12-01T10:00:00Z', complete: false, ...overrides };
+}
+
+/** The raw order rows of a database file, read around the service, for asserting what was written. */
+export function rowsOf(file: string): Array<{ id: number; status: string; cancelled_at: string | null; shipped_at: string | null }> {
+  const db = new Database(file, { readonly: true });
+  try {
+    return db.prepare('SELECT id, status, cancelled_at, shipped_at FROM orders ORDER BY id').all() as never;
+  } finally {
+    db.close();
+  }
+}
+
+/** Every order a snapshot of the store lists, read in small chunks. */
+export async function listAll(store: Store): Promise<OrderRecord[]> {
+  const snapshot = await store.snapshotOrders();
+  const all: OrderRecord[] = [];
+  try {
+    for (let chunk = await snapshot.read(7); chunk.length > 0; chunk = await snapshot.read(7)) all.push(...chunk);
+  } finally {
+    await snapshot.close();
+  }
+  return all;
+}
+
+/** The store with some methods replaced, for tests that inject a fault into a real store. */
+export function withOverrides(store: Store, overrides: Partial<Store>): Store {
+  return new Proxy(store, {
+    get(target, property: keyof Store) {
+      const value: unknown = overrides[property] ?? Reflect.get(target, property);
+      return typeof value === 'function'
+        ? (value as (...args: unknown[]) => unknown).bind(overrides[property] ? overrides : target)
+        : value;
+    },
+  });
+}
+
+/**
+ * Gives every test of a file a fresh SQLite store under `dir` with a key and `records` imported,
+ * handed to `use` before the test, and closes it after.
+ */
+export function freshStorePerTest(dir: string, records: ImportRecord[], use: (made: { store: Store; key: string }) => void): void {
+  let store: Store | undefined;
+  beforeEach(async () => {
+    ({ store } = freshStore(dir));
+    const key = await addKey(store);
+    await store.importOrders(records);
+    use({ store, key });
+  });
+  afterEach(() => store?.close());
 }

@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { BIN, cliEnv, serve, seedWithCli } from '../helpers/cli';
-import { rowsOf, tempDir } from '../helpers/store';
+import { rowsOf } from '../helpers/stores';
+import { tempDir } from '../helpers/temp-dir';
 
 // Many concurrent cancels of the same and of different orders, racing `orders ship` from the CLI
 // (another process, another connection) on the same orders.

@@ -1,7 +1,8 @@
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { serve, seedWithCli } from '../helpers/cli';
-import { rowsOf, tempDir } from '../helpers/store';
+import { rowsOf } from '../helpers/stores';
+import { tempDir } from '../helpers/temp-dir';
 
 // SIGKILL the real server while several clients cancel, restart it, and check nothing acknowledged
 // was lost and nothing is half-written. Three kills, each at a different moment of the load.

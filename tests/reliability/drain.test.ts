@@ -1,7 +1,7 @@
 import net from 'node:net';
 import path from 'node:path';
 import { serve, seedWithCli } from '../helpers/cli';
-import { tempDir } from '../helpers/store';
+import { tempDir } from '../helpers/temp-dir';
 import { until } from '../helpers/wait';
 import { dechunk } from '../helpers/chunked';
 

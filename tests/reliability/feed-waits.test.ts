@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { cliAsync, serve, seedWithCli } from '../helpers/cli';
-import { tempDir } from '../helpers/store';
+import { tempDir } from '../helpers/temp-dir';
 import { until } from '../helpers/wait';
 
 // The change feed's waiting requests in a served process: woken by another process's commit (the

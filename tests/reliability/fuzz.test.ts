@@ -9,7 +9,8 @@ import type { ApiVersion } from '../../src/contract/types';
 import { createContractAjv, customizeAjv } from '../../src/openapi';
 import { createHttpServer } from '../../src/server';
 import type { Store } from '../../src/store';
-import { addKey, freshStore, order, tempDir } from '../helpers/store';
+import { addKey, freshStore, order } from '../helpers/stores';
+import { tempDir } from '../helpers/temp-dir';
 
 // Requests generated from the OpenAPI document, valid and hostile, against the real server.
 // Replay a failure with FUZZ_SEED=<the printed seed> (and FUZZ_RUNS to change the count).

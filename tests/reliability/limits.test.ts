@@ -4,7 +4,8 @@ import type { HttpLimits } from '../../src/config';
 import { createLogger } from '../../src/logger';
 import { startServer, type RunningServer } from '../../src/server';
 import type { Store } from '../../src/store';
-import { addKey, freshStore, order, tempDir } from '../helpers/store';
+import { addKey, freshStore, order } from '../helpers/stores';
+import { tempDir } from '../helpers/temp-dir';
 import { until } from '../helpers/wait';
 
 // Slow and oversized clients, over raw sockets so the test controls every byte and every pause.

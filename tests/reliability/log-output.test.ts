@@ -3,8 +3,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { LogOutput } from '../../src/log-output';
 import { BIN, cli, cliEnv } from '../helpers/cli';
-import { rowsOf, tempDir } from '../helpers/store';
+import { rowsOf } from '../helpers/stores';
+import { tempDir } from '../helpers/temp-dir';
 import { until } from '../helpers/wait';
+import { ROOT } from '../helpers/project';
 
 // The server and the CLI under a log reader that dies, or that stays alive and stops reading:
 // their stdout and stderr are a real pipe (a FIFO) whose only reader is another process.
@@ -305,7 +307,7 @@ describe('batched writes', () => {
 
   test('a process that ends on its own still writes its last line', () => {
     const script = `
-      const { LogOutput } = require(${JSON.stringify(path.join(__dirname, '../../dist/src/log-output.js'))});
+      const { LogOutput } = require(${JSON.stringify(path.join(ROOT, 'dist/src/log-output.js'))});
       new LogOutput({ fd: 1 }).write('the last line\\n');
     `;
     const run = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });

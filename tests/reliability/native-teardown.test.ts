@@ -1,8 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { tempDir } from '../helpers/store';
+import { tempDir } from '../helpers/temp-dir';
+import { ROOT } from '../helpers/project';
 
-const STORE = path.join(__dirname, '..', '..', 'dist', 'src', 'store', 'index.js');
+const STORE = path.join(ROOT, 'dist', 'src', 'store', 'index.js');
 
 /**
  * A child process that opens SQLite stores, uses their statements, drops them, and lets the

@@ -6,7 +6,8 @@ import { createApp } from '../../src/app';
 import { createLogger } from '../../src/logger';
 import type { Store } from '../../src/store';
 import { cli } from '../helpers/cli';
-import { freshStorePerTest, order, tempDir, withOverrides } from '../helpers/store';
+import { freshStorePerTest, order, withOverrides } from '../helpers/stores';
+import { tempDir } from '../helpers/temp-dir';
 
 // The checks SECURITY.md promises, each against the real app and a real SQLite file.
 const tmp = tempDir();

@@ -4,7 +4,8 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { openSqliteStore } from '../../src/store';
 import { listen } from '../helpers/app';
-import { addKey, order, rowsOf, tempDir } from '../helpers/store';
+import { addKey, order, rowsOf } from '../helpers/stores';
+import { tempDir } from '../helpers/temp-dir';
 
 // A locked, vanished or full database: readiness turns 503, requests get a 503 Error within a
 // bounded wait, nothing half-happens, and the service recovers by itself once the fault clears.

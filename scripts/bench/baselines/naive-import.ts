@@ -5,7 +5,7 @@
 // (no constraint, no index but the id). Usage: naive-import [--plain] --db FILE ORDERS.json
 import fs from 'node:fs';
 import Database from 'better-sqlite3';
-import { instantKey } from '../../../src/contract/date-time';
+import { instantKey } from '../../../src/date-time';
 import { openSqliteStore, type ImportRecord } from '../../../src/store';
 
 async function main(): Promise<void> {

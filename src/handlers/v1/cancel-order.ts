@@ -1,5 +1,5 @@
-import { defineHandler } from '../../http/handlers';
-import { cancelPending } from '../cancel';
+import { defineHandler } from '../../http/define-handler';
+import { cancelPending } from '../../orders/cancel';
 
 /** cancelOrder: DELETE /store/orders/{orderId}. Cancels a pending order; a shipped one is a 409, an unknown one a 404. */
 export const cancelOrder = defineHandler(

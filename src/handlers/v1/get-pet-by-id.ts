@@ -1,5 +1,5 @@
 import { ApiError } from '../../errors';
-import { defineHandler } from '../../http/handlers';
+import { defineHandler } from '../../http/define-handler';
 
 /** getPetById: GET /pets/{petId} (deprecated). A pet is known while an order that has not been cancelled refers to it. */
 export const getPetById = defineHandler('v1', 'getPetById', ({ store }) => async ({ path }) => {

@@ -1,7 +1,7 @@
 import { ifNoneMatchMatches } from '../../http/conditional';
-import { defineHandler } from '../../http/handlers';
-import { mapChunks } from '../../http/stream';
-import { toV1Order } from '../v1-order';
+import { defineHandler } from '../../http/define-handler';
+import { mapChunks } from '../../http/chunk-source';
+import { toV1Order } from '../../orders/v1-order';
 
 /** listOrders: GET /store/orders. Every pending or shipped order, streamed from a snapshot; 304 while the ETag matches. */
 export const listOrders = defineHandler('v1', 'listOrders', ({ store, listChunkItems }) => async ({ headers }) => {

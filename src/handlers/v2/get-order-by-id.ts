@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import type { V2Order } from '../../contract/types';
 import { ApiError } from '../../errors';
 import { ifNoneMatchMatches } from '../../http/conditional';
-import { defineHandler } from '../../http/handlers';
+import { defineHandler } from '../../http/define-handler';
 import { andThen } from '../../maybe-promise';
-import { toV2Order } from '../v2-order';
+import { toV2Order } from '../../orders/v2-order';
 
 /**
  * getOrderById: GET /store/orders/{orderId}. The order as it is now, with a weak ETag of what it

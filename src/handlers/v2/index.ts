@@ -1,5 +1,5 @@
 // Written by `npm run scaffold` from spec/openapi-v2.yaml; do not edit. Each operation's handler is in its own module.
-import type { HandlerDefinitions } from '../../http/handlers';
+import type { HandlerDefinitions } from '../../http/define-handler';
 import { cancelOrder } from './cancel-order';
 import { getOrderById } from './get-order-by-id';
 import { listOrderEvents } from './list-order-events';

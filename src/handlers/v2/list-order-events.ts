@@ -1,9 +1,9 @@
 import type { V2OrderEvent } from '../../contract/types';
 import { ApiError } from '../../errors';
-import { defineHandler } from '../../http/handlers';
+import { defineHandler } from '../../http/define-handler';
 import type { EventPosition, OrderEventRecord } from '../../store';
-import { eventCursors } from '../cursor';
-import { toV2Order } from '../v2-order';
+import { eventCursors } from '../../orders/cursor';
+import { toV2Order } from '../../orders/v2-order';
 
 /**
  * listOrderEvents: GET /store/order-events. The changes committed after a cursor, in commit order,

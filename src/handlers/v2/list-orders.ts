@@ -1,8 +1,8 @@
-import { instantKey } from '../../contract/date-time';
-import { defineHandler } from '../../http/handlers';
+import { instantKey } from '../../date-time';
+import { defineHandler } from '../../http/define-handler';
 import type { OrderFilter } from '../../store';
-import { cursors } from '../cursor';
-import { toV2Order } from '../v2-order';
+import { cursors } from '../../orders/cursor';
+import { toV2Order } from '../../orders/v2-order';
 
 /**
  * listOrders: GET /store/orders. One page of the orders not cancelled that match every filter, in

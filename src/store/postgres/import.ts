@@ -2,11 +2,14 @@ import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import type { PoolClient } from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import { instantKey } from '../../contract/date-time';
+import { instantKey } from '../../date-time';
 import { importBatches } from '../core';
 import { drive, statement } from '../dialect';
-import { numberedPublishSteps, type NumberingSql } from '../publish';
-import { ImportConflictError, StoreInvariantError, type ImportRecord, type ImportRecords } from '../types';
+import { numberedPublishSteps, throwReportedFault, type NumberingSql } from '../publish';
+import { ImportConflictError, StoreInvariantError } from '../errors';
+import { EVENT_WRITE_COLUMNS, createdEventsSql } from '../events';
+import { IMPORTED_COLUMNS, RECORD_COLUMNS, importedTimes } from '../sql';
+import type { ImportRecord, ImportRecords } from '../types';
 import { postgresConnection } from './dialect';
 
 const IMPORT_LOCK = 0x70657473696d7074n; // "petsimpt": one import publishes at a time
@@ -87,14 +90,14 @@ async function load(
   const write = async (chunk: Chunk): Promise<void> => {
     const ids = chunk.idsArray();
     await client.query('INSERT INTO import_ids (first, ids) VALUES ($1, $2)', [chunk.first, ids]);
-    await copyIn(client, `COPY import_unnumbered (idx, ${STAGED_COLUMNS}) FROM STDIN`, chunk.unnumbered);
+    await copyIn(client, `COPY import_unnumbered (idx, ${RECORD_COLUMNS}) FROM STDIN`, chunk.unnumbered);
     if (failedFrom !== undefined || chunk.orders.empty) return;
     if (chunk.repeats() || (chunk.smallest <= ceiling && (await anyTaken(client, ids)))) {
       failedFrom = chunk.first;
       return;
     }
-    await copyIn(client, `COPY orders (id, ${ORDER_COLUMNS}) FROM STDIN`, chunk.orders);
-    if (events) await copyIn(client, 'COPY order_events (type, order_id, status, occurred_at) FROM STDIN', chunk.events);
+    await copyIn(client, `COPY orders (id, ${IMPORTED_COLUMNS}) FROM STDIN`, chunk.orders);
+    if (events) await copyIn(client, `COPY order_events (${EVENT_WRITE_COLUMNS}) FROM STDIN`, chunk.events);
     ceiling = Math.max(ceiling, chunk.largest);
   };
 
@@ -143,17 +146,21 @@ async function load(
     `SELECT idx, id, first FROM (SELECT idx, id, min(idx) OVER (PARTITION BY id) AS first FROM (${FILE_IDS}) f WHERE id IS NOT NULL) s
      WHERE idx <> first ORDER BY idx LIMIT 1`,
   );
-  if (repeat)
-    throw new ImportConflictError(Number(repeat.idx), { kind: 'repeated_id', id: Number(repeat.id), first: Number(repeat.first) });
-  if (unreadable !== undefined) throw unreadable.error;
-  // No id repeats, so every record before the failed chunk went in, and any from it on whose id an
-  // order has met an order that was there before the import.
-  const taken = await first<{ idx: string; id: string }>(
-    client,
-    `SELECT f.idx, f.id FROM (${FILE_IDS}) f JOIN orders o ON o.id = f.id WHERE f.idx >= $1 ORDER BY f.idx LIMIT 1`,
-    [failedFrom],
-  );
-  if (taken) throw new ImportConflictError(Number(taken.idx), { kind: 'id_taken', id: Number(taken.id) });
+  await throwReportedFault({
+    repeat:
+      repeat && new ImportConflictError(Number(repeat.idx), { kind: 'repeated_id', id: Number(repeat.id), first: Number(repeat.first) }),
+    unreadable,
+    // No id repeats, so every record before the failed chunk went in, and any from it on whose id an
+    // order has met an order that was there before the import.
+    taken: async () => {
+      const taken = await first<{ idx: string; id: string }>(
+        client,
+        `SELECT f.idx, f.id FROM (${FILE_IDS}) f JOIN orders o ON o.id = f.id WHERE f.idx >= $1 ORDER BY f.idx LIMIT 1`,
+        [failedFrom],
+      );
+      return taken && new ImportConflictError(Number(taken.idx), { kind: 'id_taken', id: Number(taken.id) });
+    },
+  });
   throw new StoreInvariantError(`the import's chunk from record ${failedFrom} failed its check, and none of its records conflicts`);
 }
 
@@ -205,7 +212,8 @@ class Chunk {
     }
     const id = record.id;
     this.#ids[this.#count++] = id;
-    this.orders.append(`${id}\t${staged}\t${now}\t${status === 'shipped' ? now : '\\N'}\t${shipAt}\n`);
+    // id, then IMPORTED_COLUMNS; and EVENT_WRITE_COLUMNS.
+    this.orders.append(`${id}\t${staged}\t${shipAt}\t${now}\t${status === 'shipped' ? now : '\\N'}\n`);
     this.events.append(`order.created\t${id}\t${status}\t${now}\n`);
     this.#rising &&= id > this.largest;
     this.smallest = Math.min(this.smallest, id);
@@ -290,10 +298,6 @@ function copyText(value: string): string {
 
 const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
 
-/** A record's columns as import_unnumbered keeps them, after its place; an order's are these, then its times, then ship_at. */
-const STAGED_COLUMNS = 'pet_id, quantity, ship_date, complete, status, ship_at';
-const ORDER_COLUMNS = 'pet_id, quantity, ship_date, complete, status, created_at, shipped_at, ship_at';
-
 /**
  * The numbering's statements (numberingSteps, in ../publish.ts) for the records without an id,
  * with their order.created events; `now` is the import's time. The records with an id are in
@@ -308,18 +312,10 @@ function numberingSql(now: string, events: boolean): NumberingSql {
     moveWithIds: [],
     moveWithoutIds: (largest) => [
       statement(
-        `INSERT INTO orders (id, ${ORDER_COLUMNS})
-         SELECT ${numbered}, pet_id, quantity, ship_date, complete, status, $1, CASE status WHEN 'shipped' THEN $1 END, ship_at ${from}`,
+        `INSERT INTO orders (id, ${IMPORTED_COLUMNS}) SELECT ${numbered}, ${RECORD_COLUMNS}, ${importedTimes('$1', '$1')} ${from}`,
         [now, largest],
       ),
-      ...(events
-        ? [
-            statement(
-              `INSERT INTO order_events (type, order_id, status, occurred_at) SELECT 'order.created', ${numbered}, status, $1 ${from}`,
-              [now, largest],
-            ),
-          ]
-        : []),
+      ...(events ? [statement(createdEventsSql(numbered, '$1', from), [now, largest])] : []),
     ],
   };
 }

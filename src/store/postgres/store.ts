@@ -3,16 +3,24 @@ import Cursor from 'pg-cursor';
 import type { Logger } from '../../logger';
 import { silentLogger } from '../../logger';
 import { cancelOutcome, cursorSecretOf, etagOf, keyCreationError, prefetched, rowToRecord, shipOutcome, timestamp as now } from '../core';
-import { EventSignals, MOVE_EVENTS, comparePositions, eventRowToRecord, laterPosition, pruneInBatches, type EventRow } from '../events';
+import {
+  EventSignals,
+  MOVE_EVENTS,
+  comparePositions,
+  eventRowToRecord,
+  insertEventsSql,
+  laterPosition,
+  pruneInBatches,
+  type EventRow,
+} from '../events';
 import { BEFORE_FIRST_ID, statusSql, storeSql, type OrderRow } from '../sql';
-import { EventsExpiredError, StoreInvariantError } from '../types';
+import { EventsExpiredError, StoreInvariantError } from '../errors';
 import type { CancelOutcome, ImportRecords, KeyInfo, OrderRecord, OrderSnapshot, OrderStatus, PageRequest, ShipOutcome } from '../types';
 import type { EventCounts, EventPage, EventPosition, Store } from '../types';
-import { postgresDialect } from './dialect';
-import { guardPg, translatePg } from './errors';
+import { guard, postgresDialect, translate } from './dialect';
 import { EVENTS_CHANNEL, EVENTS_SQL, listenForEvents } from './events';
 import { importIntoPostgres } from './import';
-import { migratePostgres } from './migrations';
+import { migrate } from './migrations';
 
 /** The shared statements: every order of a PostgreSQL store is visible. */
 const SQL = storeSql();
@@ -59,13 +67,13 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
   try {
     const client = await pool.connect();
     try {
-      await migratePostgres(client);
+      await migrate(client);
     } finally {
       client.release();
     }
   } catch (err) {
     await pool.end().catch(() => undefined);
-    throw translatePg(err);
+    throw translate(err);
   }
   return new PostgresStore(pool, url, logger);
 }
@@ -123,11 +131,11 @@ class PostgresStore implements Store {
   }
 
   private query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
-    return guardPg(() => this.pool.query<R>(text, values));
+    return guard(() => this.pool.query<R>(text, values));
   }
 
   async snapshotOrders(prefetch = 1000): Promise<OrderSnapshot> {
-    return guardPg(async () => {
+    return guard(async () => {
       const client = await this.pool.connect();
       let cursor: Cursor<OrderRow> | undefined;
       let done = false;
@@ -173,7 +181,7 @@ class PostgresStore implements Store {
                 pending = pending.concat(more);
               } catch (err) {
                 await finish(err);
-                throw translatePg(err);
+                throw translate(err);
               }
             }
             const chunk = pending.slice(0, max);
@@ -190,14 +198,14 @@ class PostgresStore implements Store {
   }
 
   async getOrder(id: number): Promise<OrderRecord | undefined> {
-    const { rows } = await guardPg(() => this.pool.query<OrderRow>({ text: SQL.order, values: [id], rowMode: 'array' }));
+    const { rows } = await guard(() => this.pool.query<OrderRow>({ text: SQL.order, values: [id], rowMode: 'array' }));
     const row = rows[0];
     return row === undefined ? undefined : rowToRecord(row);
   }
 
   async pageOrders(request: PageRequest): Promise<OrderRecord[]> {
     const { text, values } = SQL.page(request);
-    const { rows } = await guardPg(() => this.pool.query<OrderRow>({ text, values, rowMode: 'array' }));
+    const { rows } = await guard(() => this.pool.query<OrderRow>({ text, values, rowMode: 'array' }));
     return rows.map(rowToRecord);
   }
 
@@ -240,8 +248,7 @@ class PostgresStore implements Store {
        ), bumped AS (
          ${SQL.bumpRevision} WHERE EXISTS (SELECT 1 FROM moved)
        ), evented AS (
-         INSERT INTO order_events (type, order_id, status, occurred_at)
-         SELECT '${event.type}', id, ${event.status === null ? 'NULL' : `'${event.status}'`}, $1 FROM moved
+         ${insertEventsSql(`SELECT '${event.type}', id, ${event.status === null ? 'NULL' : `'${event.status}'`}, $1 FROM moved`)}
        )
        SELECT (SELECT count(*) FROM moved)::int AS moved, (${statusSql([], '$2')}) AS status`,
       [now(), id],
@@ -254,7 +261,7 @@ class PostgresStore implements Store {
 
   async readEvents(after: EventPosition | 'oldest', limit: number): Promise<EventPage> {
     const from = after === 'oldest' ? { tx: '0', seq: 0 } : after;
-    const { rows } = await guardPg(() =>
+    const { rows } = await guard(() =>
       this.pool.query<ReadRow>({
         text: EVENTS_SQL.read,
         values: [from.tx, from.seq, limit],
@@ -292,14 +299,14 @@ class PostgresStore implements Store {
   }
 
   async importOrders(records: ImportRecords): Promise<number> {
-    const client = await guardPg(() => this.pool.connect());
+    const client = await guard(() => this.pool.connect());
     let broken = false;
     try {
       const imported = await importIntoPostgres(client, records, now());
       if (imported > 0) this.committed({ 'order.created': imported });
       return imported;
     } catch (err) {
-      const translated = translatePg(err);
+      const translated = translate(err);
       // A connection that failed under the import is not given back to the pool.
       broken = translated !== err;
       throw translated;

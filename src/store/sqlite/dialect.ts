@@ -2,8 +2,8 @@ import type Database from 'better-sqlite3';
 import type { Dialect, Row, Statement, SyncConnection } from '../dialect';
 import { usualFormsByGlob } from '../date-time-sql';
 import { messageOf } from '../../errors';
-import { StoreInvariantError } from '../types';
-import { sqliteCode, translate } from './errors';
+import { StoreBusyError, StoreInvariantError, StoreUnavailableError } from '../errors';
+import { errorCode, errorMessage } from '../../errors';
 
 /** SQLite, through better-sqlite3: positional `?`, STRICT tables, GLOB, and its own date(). */
 export const sqliteDialect: Dialect = {
@@ -56,4 +56,39 @@ export function sqliteConnection(db: Database.Database): SyncConnection {
     rows: (statement) => prepare(statement).all(...statement.values),
     exclusively: (_lock, body) => db.transaction(body).immediate(),
   };
+}
+
+/**
+ * The SQLite result code of an error, recognised by shape: the native addon keeps the error
+ * class of the first copy of better-sqlite3 loaded in the process, so `instanceof` fails
+ * wherever modules are loaded twice.
+ */
+export function sqliteCode(err: unknown): string | undefined {
+  if (typeof err !== 'object' || err === null || !('name' in err) || err.name !== 'SqliteError') return undefined;
+  return errorCode(err);
+}
+
+/** SQLite result codes that mean "the store cannot serve right now", not "this request is wrong". */
+const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|CANTOPEN|IOERR|FULL|READONLY|NOTADB|CORRUPT|PROTOCOL)/;
+
+/** Turns an error meaning "the store is unreachable" into StoreUnavailableError; returns others as they are. */
+export function translate(err: unknown): unknown {
+  const code = sqliteCode(err);
+  if (code === 'SQLITE_BUSY') return new StoreBusyError(`${code}: ${errorMessage(err)}`, { cause: err });
+  if (code !== undefined && UNAVAILABLE.test(code)) return new StoreUnavailableError(`${code}: ${errorMessage(err)}`, { cause: err });
+  return err;
+}
+
+/** What an operation on a closed store raises: the store checks that it is open before it asks the driver. */
+export function storeClosed(): StoreUnavailableError {
+  return new StoreUnavailableError('the database is closed');
+}
+
+/** Runs a store operation, turning an unreachable store into StoreUnavailableError. */
+export function guard<T>(operation: () => T): T {
+  try {
+    return operation();
+  } catch (err) {
+    throw translate(err);
+  }
 }

@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
-import { instantKey } from '../../contract/date-time';
+import { instantKey } from '../../date-time';
 import { importBatches } from '../core';
 import { drive, statement } from '../dialect';
-import { revisionSteps, settleSteps, type PublishSql } from '../publish';
-import { ImportConflictError, type ImportRecord, type ImportRecords } from '../types';
-import { sqliteConnection } from './dialect';
-import { guard, sqliteCode, translate } from './errors';
+import { revisionSteps, throwReportedFault, settleSteps, type PublishSql } from '../publish';
+import { ImportConflictError } from '../errors';
+import { createdEventsSql } from '../events';
+import { IMPORTED_COLUMNS, RECORD_COLUMNS, importedTimes } from '../sql';
+import type { ImportRecord, ImportRecords } from '../types';
+import { guard, sqliteCode, sqliteConnection, translate } from './dialect';
 
 const STAGING = 'temp.import_staging';
 /** The staged records checked against the orders and given their ids (settleSteps): the orders rows to be, not yet checked. */
@@ -72,12 +74,12 @@ interface Import extends Staged {
 }
 
 /** The staging table's columns, in the order pushStagedRow gives their values. */
-const STAGED_COLUMNS = 'idx, id, pet_id, quantity, ship_date, complete, status, ship_at';
+const STAGED_COLUMNS = `idx, id, ${RECORD_COLUMNS}`;
 const STAGED_WIDTH = 8;
 
 /**
- * Records staged by one INSERT. One statement of many rows costs about half as much per record as
- * a statement per record: the call into SQLite and the statement's start are paid once per batch.
+ * Records staged by one INSERT: one statement of many rows pays the call into SQLite and the
+ * statement's start once per batch, not once per record (docs/performance-log.md has the figures).
  */
 const ROWS_PER_INSERT = 16;
 
@@ -163,8 +165,8 @@ async function stage(db: Database.Database, records: ImportRecords): Promise<Sta
         }
       }
     } catch (err) {
-      // A repeat among the records read before the one that could not be read is the error to report.
-      flush();
+      // The records read before the one that could not be read are staged first: a repeat among them is the fault to report.
+      await throwReportedFault({ repeat: repeatIn(flush), unreadable: { error: err }, taken: () => undefined });
       throw err;
     }
     flush();
@@ -176,11 +178,19 @@ async function stage(db: Database.Database, records: ImportRecords): Promise<Sta
   }
 }
 
-const COLUMNS = 'pet_id, quantity, ship_date, complete, status, created_at, shipped_at, cancelled_at, ship_at';
+/** The repeated id that staging the records in hand finds, if it finds one; any other error is thrown. */
+function repeatIn(stageRead: () => void): ImportConflictError | undefined {
+  try {
+    stageRead();
+    return undefined;
+  } catch (err) {
+    if (err instanceof ImportConflictError && err.conflict.kind === 'repeated_id') return err;
+    throw err;
+  }
+}
 
-/** A staged record's columns as an order's (COLUMNS), `$n` and `$n+1` being the import's time. */
-const AS_ORDER = (n: number): string =>
-  `pet_id, quantity, ship_date, complete, status, $${n}, CASE status WHEN 'shipped' THEN $${n + 1} END, NULL, ship_at`;
+/** A staged record's columns as an imported order's after its id (id, then IMPORTED_COLUMNS), `$n` and `$n+1` being the import's time. */
+const AS_ORDER = (n: number): string => `${RECORD_COLUMNS}, ${importedTimes(`$${n}`, `$${n + 1}`)}`;
 
 /**
  * The checks and numbering of the publish (settleSteps, in ../publish.ts), on the staging table,
@@ -194,13 +204,13 @@ function settleSql(into: string, { now, ascending }: Import): PublishSql {
     moveWithIds: [
       statement(
         // Ids that rose through the file are in id order already: no sort.
-        `INSERT INTO ${into} (id, ${COLUMNS}) SELECT id, ${AS_ORDER(1)} FROM ${STAGING} WHERE id IS NOT NULL ORDER BY ${ascending ? 'idx' : 'id'}`,
+        `INSERT INTO ${into} (id, ${IMPORTED_COLUMNS}) SELECT id, ${AS_ORDER(1)} FROM ${STAGING} WHERE id IS NOT NULL ORDER BY ${ascending ? 'idx' : 'id'}`,
         [now, now],
       ),
     ],
     moveWithoutIds: (largest) => [
       statement(
-        `INSERT INTO ${into} (id, ${COLUMNS})
+        `INSERT INTO ${into} (id, ${IMPORTED_COLUMNS})
          SELECT $1 + row_number() OVER (ORDER BY idx), ${AS_ORDER(2)} FROM ${STAGING} WHERE id IS NULL ORDER BY idx`,
         [largest, now, now],
       ),
@@ -211,8 +221,8 @@ function settleSql(into: string, { now, ascending }: Import): PublishSql {
 /**
  * The move into `orders`. The twin has the same columns, CHECKs and indexes, so SQLite copies each
  * row and each index entry as it is, in key order, instead of building and checking them again
- * (its transfer optimisation; tests/sqlite-import.test.ts shows that it applies): 1,000,000 orders
- * move in about half the time, time in which every cancel of a running server waits for the lock.
+ * (its transfer optimisation; tests/store/sqlite/import.test.ts shows that it applies), which
+ * shortens the move, during which every cancel of a running server waits for the lock.
  */
 export const MOVE_SQL = `INSERT INTO main.orders SELECT * FROM ${READY}`;
 
@@ -223,15 +233,14 @@ export const SLICE_MOVE_SQL = `INSERT INTO main.orders SELECT * FROM temp.${SLIC
  * The order.created event of every order in the twin `name`, in id order, set-wise: written in the
  * same transaction as the move of those orders.
  */
-function createdEventsSql(name: string): string {
-  return `INSERT INTO main.order_events (type, order_id, status, occurred_at)
-    SELECT 'order.created', id, status, created_at FROM temp.${name} ORDER BY id`;
+function twinEventsSql(name: string): string {
+  return createdEventsSql('id', 'created_at', `FROM temp.${name} ORDER BY id`, 'main.order_events');
 }
 
 /** The largest id of the orders, or null: it changes whenever another import adds an order past it. */
 const LARGEST_ORDER_SQL = 'SELECT max(id) FROM main.orders';
 
-/** How an import publishes: the size of its slices, its lease, and (for tests) a look between slices. */
+/** How an import publishes: the size of its slices, its lease, and (for tests) a look between slices and at its waits. */
 export interface PublishOptions {
   /** Orders per slice: an import of more is published a slice per write transaction (default 50,000). */
   sliceRows?: number;
@@ -239,6 +248,8 @@ export interface PublishOptions {
   leaseMs?: number;
   /** Called after each slice has committed, with its number (from 1). */
   afterSlice?: (slice: number) => void | Promise<void>;
+  /** Called each time the import finds another one publishing, before it waits for it. */
+  onWait?: () => void;
   /** The clock leases are written and read by, in milliseconds since the epoch (default Date.now). */
   now?: () => number;
   /**
@@ -409,7 +420,7 @@ async function publishSlices(
       db.transaction(() => {
         stillOurs(db, publishing, options);
         db.exec(SLICE_MOVE_SQL);
-        if (options.events !== false) db.exec(createdEventsSql(SLICE_TWIN));
+        if (options.events !== false) db.exec(twinEventsSql(SLICE_TWIN));
       }).immediate();
       from = until;
       await options.afterSlice?.(n);
@@ -442,6 +453,7 @@ async function publishedOrRemoved(db: Database.Database, options: PublishOptions
     if (now === undefined) return;
     const clock = options.now ?? Date.now;
     if (now.until_ms > clock()) {
+      options.onWait?.();
       await new Promise((resolve) => setTimeout(resolve, WAIT_MS));
       continue;
     }
@@ -489,7 +501,7 @@ async function removeHidden(db: Database.Database, publishing: Publishing, optio
 /** Settles the staged records (settleSteps) into a fresh ${SETTLED}: the columns of `orders`, checking nothing yet. */
 function settle(db: Database.Database, staged: Import): void {
   db.exec(`DROP TABLE IF EXISTS ${SETTLED}`);
-  db.exec(`CREATE TABLE ${SETTLED} (id INTEGER PRIMARY KEY, ${COLUMNS})`);
+  db.exec(`CREATE TABLE ${SETTLED} (id INTEGER PRIMARY KEY, ${IMPORTED_COLUMNS})`);
   drive(settleSteps(settleSql(SETTLED, staged), staged.count), sqliteConnection(db));
 }
 
@@ -512,7 +524,9 @@ function twinOfSettled(db: Database.Database, name: string, slice?: { from: numb
   const bounds = slice === undefined ? [] : slice.until === null ? [slice.from] : [slice.from, slice.until];
   const where = ['', 'WHERE id >= ?', 'WHERE id >= ? AND id < ?'][bounds.length];
   freshTwin(db, name, () =>
-    db.prepare(`INSERT INTO temp.${name} (id, ${COLUMNS}) SELECT id, ${COLUMNS} FROM ${SETTLED} ${where} ORDER BY id`).run(...bounds),
+    db
+      .prepare(`INSERT INTO temp.${name} (id, ${IMPORTED_COLUMNS}) SELECT id, ${IMPORTED_COLUMNS} FROM ${SETTLED} ${where} ORDER BY id`)
+      .run(...bounds),
   );
 }
 
@@ -546,7 +560,7 @@ export function twinOfOrders(db: Database.Database, name = TWIN): { table: strin
 /** Under the write lock: the twin's rows into `orders`, and the revision. */
 function move(db: Database.Database, count: number, options: PublishOptions): number {
   db.exec(MOVE_SQL);
-  if (options.events !== false) db.exec(createdEventsSql(TWIN));
+  if (options.events !== false) db.exec(twinEventsSql(TWIN));
   return drive(revisionSteps(count), sqliteConnection(db));
 }
 

@@ -1,9 +1,8 @@
 import Database from 'better-sqlite3';
 import type { OrderSnapshot } from '../types';
-import { guard, storeClosed, translate } from './errors';
+import { guard, sqlitePlaceholders, storeClosed, translate } from './dialect';
 import { etagOf, rowToRecord } from '../core';
 import { BEFORE_FIRST_ID, type OrderRow } from '../sql';
-import { sqlitePlaceholders } from './dialect';
 import { SQL } from './rows';
 
 interface Reader {

@@ -1,15 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { EventsExpiredError } from '../types';
+import { EventsExpiredError, StoreBusyError, StoreUnavailableError } from '../errors';
 import type { CancelOutcome, ImportRecords, KeyInfo, OrderRecord, OrderSnapshot, OrderStatus, PageRequest, ShipOutcome } from '../types';
 import type { EventCounts, EventPage, EventPosition, Store } from '../types';
-import { errorMessage, StoreBusyError, StoreUnavailableError } from '../../errors';
+import { errorMessage } from '../../errors';
 import { cancelOutcome, cursorSecretOf, etagOf, keyCreationError, prefetched, rowToRecord, shipOutcome, timestamp as now } from '../core';
 import { EventSignals, INSERT_EVENT_SQL, MOVE_EVENTS, eventRowToRecord, pruneInBatches, type EventRow } from '../events';
 import { BEFORE_FIRST_ID, type OrderRow } from '../sql';
-import { sqliteDialect, sqlitePlaceholders } from './dialect';
-import { guard, storeClosed } from './errors';
+import { guard, sqliteDialect, sqlitePlaceholders, storeClosed } from './dialect';
 import { importThroughStaging } from './import';
 import { migrate } from './migrations';
 import { EVENTS_SQL, SQL } from './rows';

@@ -1,8 +1,7 @@
 import request from 'supertest';
 import { createApp } from '../../../src/app';
 import { expectConforms, sendExample } from '../../helpers/contract';
-import { order } from '../../helpers/store';
-import { eachStore } from '../../helpers/store-suite';
+import { eachStore, order } from '../../helpers/stores';
 
 // getOrderById (GET /v2/store/orders/{orderId}) on both stores.
 eachStore((s) => {

@@ -1,10 +1,9 @@
 import type { Express } from 'express';
 import request from 'supertest';
 import { createApp } from '../../../src/app';
-import { EventFeed } from '../../../src/handlers/event-feed';
+import { EventFeed } from '../../../src/feed/event-feed';
 import { expectConforms, sendExample } from '../../helpers/contract';
-import { listAll, order } from '../../helpers/store';
-import { eachStore, type StoreSuite } from '../../helpers/store-suite';
+import { eachStore, listAll, order, type StoreSuite } from '../../helpers/stores';
 import { until } from '../../helpers/wait';
 
 // listOrderEvents (GET /v2/store/order-events), the change feed, on both stores.
@@ -235,8 +234,7 @@ eachStore((s) => {
           .set(s.auth)
           .then((res) => res),
       );
-      for (let tries = 0; feed.waiting < 2 && tries < 100; tries += 1) await new Promise((resolve) => setTimeout(resolve, 20));
-      expect(feed.waiting).toBe(2);
+      await until(() => feed.waiting === 2, 'both reads wait for events');
 
       const refused = await request(app).get('/v2/store/order-events').query({ after: nextCursor, wait: 20 }).set(s.auth);
       expect(refused.status).toBe(503);

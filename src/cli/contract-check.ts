@@ -1,0 +1,336 @@
+import { isDeepStrictEqual } from 'node:util';
+import type { OpenAPIV3 } from 'openapi-types';
+import { isRecord } from '../records';
+import { documentOperations, undeclaredQueryPolicy } from '../contract/document';
+import { createContractChecker } from '../contract/conformance';
+import { deprecationHeaders } from '../contract/deprecation';
+import type { ApiVersion } from '../contract/types';
+
+/** What `contract-check` is asked to do. */
+export interface DeploymentCheckOptions {
+  /** The deployment, with or without a version prefix. */
+  baseUrl: string;
+  apiKey: string;
+  /** The version to check (default v1): its document, under its prefix. */
+  version?: ApiVersion;
+  /** The spec the deployment must keep: the version's document. */
+  document: OpenAPIV3.Document;
+  /** Also cancel `cancelOrder` (expecting 204 then 404) and try to cancel `shippedOrder` (expecting 409). */
+  writes?: { cancelOrder?: number; shippedOrder?: number };
+  fetch?: typeof fetch;
+}
+
+/** One check and how it went. */
+export interface CheckResult {
+  name: string;
+  ok: boolean;
+  /** What was wrong, when it failed. */
+  problem?: string;
+}
+
+interface Answer {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+/**
+ * Calls a deployment the way a consumer would and checks every answer against the spec, with the
+ * same compiled schemas and the same conformance rules the server applies to its own replies.
+ * Read-only unless `writes` is given.
+ */
+export async function checkDeployment(options: DeploymentCheckOptions): Promise<CheckResult[]> {
+  const root = options.baseUrl.replace(/\/+$/, '').replace(/\/v[12]$/, '');
+  const version = options.version ?? 'v1';
+  const prefix = `/${version}`;
+  const doFetch = options.fetch ?? fetch;
+  const checker = await createContractChecker(options.document);
+  const results: CheckResult[] = [];
+  const auth = { Authorization: `Bearer ${options.apiKey}` };
+
+  const call = async (method: string, path: string, headers: Record<string, string> = {}): Promise<Answer> => {
+    const res = await doFetch(`${root}${path}`, { method, headers });
+    const text = await res.text();
+    let body: unknown;
+    if (text !== '') {
+      try {
+        body = JSON.parse(text);
+      } catch {
+        body = text;
+      }
+    }
+    const names: Record<string, string> = {};
+    res.headers.forEach((value, name) => (names[name] = value));
+    return { status: res.status, headers: names, body };
+  };
+  const check = async (name: string, run: () => Promise<string | null>): Promise<void> => {
+    try {
+      const problem = await run();
+      results.push(problem === null ? { name, ok: true } : { name, ok: false, problem });
+    } catch (err) {
+      results.push({ name, ok: false, problem: `request failed: ${err instanceof Error ? err.message : String(err)}` });
+    }
+  };
+  /** The answer must have the expected status and conform to the operation (or be an Error outside one). */
+  const expectAnswer = (answer: Answer, status: number, operationId: string | undefined): string | null => {
+    if (answer.status !== status) return `expected ${status}, got ${answer.status}: ${JSON.stringify(answer.body)?.slice(0, 200)}`;
+    const problem = checker.problem(operationId, answer);
+    if (problem) return problem;
+    if (status >= 400 && (!isRecord(answer.body) || answer.body.status !== status)) return `Error.status is not ${status}`;
+    return null;
+  };
+
+  await check(`GET ${prefix}/openapi.json serves the local spec, unchanged`, async () => {
+    const answer = await call('GET', `${prefix}/openapi.json`);
+    if (answer.status !== 200) return `expected 200, got ${answer.status}`;
+    return isDeepStrictEqual(answer.body, JSON.parse(JSON.stringify(options.document)))
+      ? null
+      : 'the served document differs from the local spec';
+  });
+
+  const listed =
+    version === 'v1'
+      ? await checkV1List(call, check, expectAnswer, auth)
+      : await checkV2List(call, check, expectAnswer, auth, options.document);
+
+  for (const [name, headers] of [
+    ['without a key', {}],
+    ['with a wrong key', { Authorization: 'Bearer pso_contract-check-not-a-key' }],
+  ] as const) {
+    await check(`listOrders ${name}: 401 Error with a Bearer challenge`, async () => {
+      const answer = await call('GET', `${prefix}/store/orders`, headers);
+      const problem = expectAnswer(answer, 401, 'listOrders');
+      if (problem) return problem;
+      return /^Bearer\b/i.test(answer.headers['www-authenticate'] ?? '') ? null : 'no WWW-Authenticate: Bearer header';
+    });
+  }
+
+  // The lowest safe id that the list does not hold: an import never assigns it.
+  const held = new Set(listed.map((order) => order.id));
+  let unknown = -Number.MAX_SAFE_INTEGER;
+  while (held.has(unknown)) unknown += 1;
+
+  await check('cancelOrder of an unknown order: 404 Error', async () =>
+    expectAnswer(await call('DELETE', `${prefix}/store/orders/${unknown}`, auth), 404, 'cancelOrder'),
+  );
+
+  const declares = (operationId: string): boolean =>
+    [...documentOperations(options.document)].some((operation) => operation.operationId === operationId);
+  if (declares('getOrderById')) await checkGetOrder(call, check, expectAnswer, auth, listed, unknown);
+  // Where the feed stands before any write of this check, to find the cancel's event after it.
+  const feedBefore = declares('listOrderEvents') ? await checkEventFeed(call, check, expectAnswer, auth) : undefined;
+
+  await check('cancelOrder with a malformed id: 400 Error', async () =>
+    expectAnswer(await call('DELETE', `${prefix}/store/orders/4.2e1`, auth), 400, 'cancelOrder'),
+  );
+
+  await check('an unknown path: 404 Error', async () =>
+    expectAnswer(await call('GET', `${prefix}/contract-check/nowhere`, auth), 404, undefined),
+  );
+
+  for (const [operationId, expected] of deprecationHeaders(options.document)) {
+    await check(`${operationId} is deprecated: Deprecation, Sunset and Link headers as the spec says`, async () => {
+      const petId = listed[0]?.petId ?? 1;
+      const answer = await call('GET', `${prefix}/pets/${petId}`, auth);
+      const problem = checker.problem(operationId, answer);
+      if (problem) return `status ${answer.status}: ${problem}`;
+      for (const [header, value] of Object.entries(expected)) {
+        if (answer.headers[header.toLowerCase()] !== value)
+          return `${header} is ${JSON.stringify(answer.headers[header.toLowerCase()])}, expected ${JSON.stringify(value)}`;
+      }
+      return null;
+    });
+  }
+
+  const { cancelOrder, shippedOrder } = options.writes ?? {};
+  if (cancelOrder !== undefined) {
+    await check(`cancelOrder ${cancelOrder}: 204, then 404 when cancelled again`, async () => {
+      const first = expectAnswer(await call('DELETE', `${prefix}/store/orders/${cancelOrder}`, auth), 204, 'cancelOrder');
+      if (first) return first;
+      return expectAnswer(await call('DELETE', `${prefix}/store/orders/${cancelOrder}`, auth), 404, 'cancelOrder');
+    });
+  }
+  if (cancelOrder !== undefined && feedBefore !== undefined) {
+    await check(`listOrderEvents after the cancel of ${cancelOrder}: its order.cancelled event, within 10 s`, async () => {
+      const answer = await call('GET', `/v2/store/order-events?wait=10&limit=1000&after=${encodeURIComponent(feedBefore)}`, auth);
+      const problem = expectAnswer(answer, 200, 'listOrderEvents');
+      if (problem) return problem;
+      const events = isRecord(answer.body) && Array.isArray(answer.body.events) ? answer.body.events : [];
+      return events.some((event) => isRecord(event) && event.type === 'order.cancelled' && event.orderId === cancelOrder)
+        ? null
+        : `no order.cancelled event of order ${cancelOrder} after the cursor taken before it`;
+    });
+  }
+  if (shippedOrder !== undefined) {
+    await check(`cancelOrder ${shippedOrder} (shipped): 409 Error`, async () =>
+      expectAnswer(await call('DELETE', `${prefix}/store/orders/${shippedOrder}`, auth), 409, 'cancelOrder'),
+    );
+  }
+  return results;
+}
+
+type Call = (method: string, path: string, headers?: Record<string, string>) => Promise<Answer>;
+type Check = (name: string, run: () => Promise<string | null>) => Promise<void>;
+type ExpectAnswer = (answer: Answer, status: number, operationId: string | undefined) => string | null;
+type Listed = Array<{ id: number; petId: number }>;
+
+/** v1's list: the whole list, valid, with an ETag that revalidates to a 304. Returns the orders listed. */
+async function checkV1List(call: Call, check: Check, expectAnswer: ExpectAnswer, auth: Record<string, string>): Promise<Listed> {
+  let listed: Listed = [];
+  let etag: string | undefined;
+  await check('listOrders: 200, every order valid, with an ETag', async () => {
+    const answer = await call('GET', '/v1/store/orders', auth);
+    const problem = expectAnswer(answer, 200, 'listOrders');
+    if (problem) return problem;
+    listed = ordersIn(answer.body);
+    etag = answer.headers.etag;
+    return etag ? null : 'no ETag header';
+  });
+  await check('listOrders with its own ETag in If-None-Match: 304, no body', async () => {
+    if (!etag) return 'no ETag to revalidate with';
+    const answer = await call('GET', '/v1/store/orders', { ...auth, 'If-None-Match': etag });
+    return expectAnswer(answer, 304, 'listOrders');
+  });
+  return listed;
+}
+
+/**
+ * v2's list: pages of two, valid, with a Link to the next page that its cursor reads (ids rising);
+ * a cursor that was altered, a limit out of range and, where the document refuses them, an
+ * undeclared parameter are 400 Errors. Returns the orders of the pages read.
+ */
+async function checkV2List(
+  call: Call,
+  check: Check,
+  expectAnswer: ExpectAnswer,
+  auth: Record<string, string>,
+  document: OpenAPIV3.Document,
+): Promise<Listed> {
+  const listed: Listed = [];
+  // An object, so that what the first check's callback sets is read as it is, not as the null it started as.
+  const first: { cursor: string | null } = { cursor: null };
+  await check('listOrders: 200, a page of valid orders, with a Link to the next page when there is one', async () => {
+    const answer = await call('GET', '/v2/store/orders?limit=2', auth);
+    const problem = expectAnswer(answer, 200, 'listOrders');
+    if (problem) return problem;
+    listed.push(...ordersIn(answer.body));
+    const cursor = isRecord(answer.body) && typeof answer.body.nextCursor === 'string' ? answer.body.nextCursor : null;
+    first.cursor = cursor;
+    const link = answer.headers.link;
+    if (cursor === null) return link === undefined ? null : `a Link header on the last page: ${link}`;
+    const expected = `</v2/store/orders?limit=2&cursor=${encodeURIComponent(cursor)}>; rel="next"`;
+    return link === expected ? null : `Link is ${JSON.stringify(link)}, expected ${JSON.stringify(expected)}`;
+  });
+  const { cursor } = first;
+  if (cursor !== null) {
+    await check("listOrders with the page's nextCursor: 200, the next orders by id", async () => {
+      const answer = await call('GET', `/v2/store/orders?limit=2&cursor=${encodeURIComponent(cursor)}`, auth);
+      const problem = expectAnswer(answer, 200, 'listOrders');
+      if (problem) return problem;
+      const next = ordersIn(answer.body);
+      const last = listed[listed.length - 1]?.id;
+      if (last === undefined) return 'the first page had a next cursor but no orders';
+      listed.push(...next);
+      return next.length > 0 && next.every((order) => order.id > last) ? null : `the next page does not follow id ${last}`;
+    });
+  }
+  await check('listOrders with an altered cursor: 400 Error', async () => {
+    const altered = cursor === null ? 'contract-check.not-a-cursor' : `${cursor.slice(0, -1)}${cursor.endsWith('A') ? 'B' : 'A'}`;
+    return expectAnswer(await call('GET', `/v2/store/orders?limit=2&cursor=${encodeURIComponent(altered)}`, auth), 400, 'listOrders');
+  });
+  await check('listOrders with limit=0: 400 Error', async () =>
+    expectAnswer(await call('GET', '/v2/store/orders?limit=0', auth), 400, 'listOrders'),
+  );
+  if (undeclaredQueryPolicy(document) === 'reject') {
+    await check('listOrders with an undeclared query parameter: 400 Error', async () =>
+      expectAnswer(await call('GET', '/v2/store/orders?contractCheck=1', auth), 400, 'listOrders'),
+    );
+  }
+  return listed;
+}
+
+/** v2's read of one order: a listed one, valid, with an ETag that revalidates to a 304; an unknown one, a 404; a malformed id, a 400. */
+async function checkGetOrder(
+  call: Call,
+  check: Check,
+  expectAnswer: ExpectAnswer,
+  auth: Record<string, string>,
+  listed: Listed,
+  unknown: number,
+) {
+  const known = listed[0]?.id;
+  if (known !== undefined) {
+    await check(`getOrderById ${known}: 200, the order, with an ETag that answers 304 in If-None-Match`, async () => {
+      const answer = await call('GET', `/v2/store/orders/${known}`, auth);
+      const problem = expectAnswer(answer, 200, 'getOrderById');
+      if (problem) return problem;
+      if (!isRecord(answer.body) || answer.body.id !== known) return `the body is not order ${known}`;
+      const etag = answer.headers.etag;
+      if (etag === undefined) return 'no ETag';
+      return expectAnswer(await call('GET', `/v2/store/orders/${known}`, { ...auth, 'If-None-Match': etag }), 304, 'getOrderById');
+    });
+  }
+  await check('getOrderById of an unknown order: 404 Error', async () =>
+    expectAnswer(await call('GET', `/v2/store/orders/${unknown}`, auth), 404, 'getOrderById'),
+  );
+  await check('getOrderById with a malformed id: 400 Error', async () =>
+    expectAnswer(await call('GET', '/v2/store/orders/042', auth), 400, 'getOrderById'),
+  );
+}
+
+/**
+ * v2's change feed: from the latest, an empty page whose cursor reads on; from the oldest, a page
+ * whose cursor reads on; an altered cursor and a wait out of range, 400s. Returns the latest cursor.
+ */
+async function checkEventFeed(
+  call: Call,
+  check: Check,
+  expectAnswer: ExpectAnswer,
+  auth: Record<string, string>,
+): Promise<string | undefined> {
+  const cursorOf = (answer: Answer): string | undefined =>
+    isRecord(answer.body) && typeof answer.body.nextCursor === 'string' ? answer.body.nextCursor : undefined;
+  let latest: string | undefined;
+  await check('listOrderEvents from=latest: 200, an empty page whose cursor reads on', async () => {
+    const answer = await call('GET', '/v2/store/order-events?from=latest', auth);
+    const problem = expectAnswer(answer, 200, 'listOrderEvents');
+    if (problem) return problem;
+    latest = cursorOf(answer);
+    if (latest === undefined) return 'no nextCursor';
+    return expectAnswer(await call('GET', `/v2/store/order-events?after=${encodeURIComponent(latest)}`, auth), 200, 'listOrderEvents');
+  });
+  await check('listOrderEvents from the oldest: 200, a page whose cursor reads on', async () => {
+    const answer = await call('GET', '/v2/store/order-events?limit=2', auth);
+    const problem = expectAnswer(answer, 200, 'listOrderEvents');
+    if (problem) return problem;
+    const cursor = cursorOf(answer);
+    if (cursor === undefined) return 'no nextCursor';
+    return expectAnswer(
+      await call('GET', `/v2/store/order-events?limit=2&after=${encodeURIComponent(cursor)}`, auth),
+      200,
+      'listOrderEvents',
+    );
+  });
+  await check('listOrderEvents with an altered cursor, or a wait past 30 s: 400 Error', async () => {
+    const altered = (latest ?? 'e30').replace(/.$/, (last) => (last === 'A' ? 'B' : 'A'));
+    return (
+      expectAnswer(await call('GET', `/v2/store/order-events?after=${encodeURIComponent(altered)}`, auth), 400, 'listOrderEvents') ??
+      expectAnswer(await call('GET', '/v2/store/order-events?wait=31', auth), 400, 'listOrderEvents')
+    );
+  });
+  return latest;
+}
+
+/** The orders of a body the contract check passed: v1's array of orders, or a v2 page's `orders`. */
+function ordersIn(body: unknown): Listed {
+  const items: unknown[] = Array.isArray(body) ? body : isRecord(body) && Array.isArray(body.orders) ? body.orders : [];
+  return items.filter(isRecord).flatMap(({ id, petId }) => (typeof id === 'number' && typeof petId === 'number' ? [{ id, petId }] : []));
+}
+
+/** The readable report: one line per check, then a summary. */
+export function formatReport(baseUrl: string, results: CheckResult[]): string {
+  const failed = results.filter((result) => !result.ok).length;
+  const lines = results.map((result) => (result.ok ? `PASS  ${result.name}` : `FAIL  ${result.name}\n      ${result.problem}`));
+  lines.push('', `${results.length} checks against ${baseUrl}: ${results.length - failed} passed, ${failed} failed`);
+  return `${lines.join('\n')}\n`;
+}

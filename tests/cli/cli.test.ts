@@ -1,0 +1,274 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { cli, serve, seedWithCli } from '../helpers/cli';
+import { rowsOf } from '../helpers/stores';
+import { tempDir } from '../helpers/temp-dir';
+
+const tmp = tempDir();
+afterAll(tmp.cleanup);
+
+let db: string;
+let n = 0;
+beforeEach(() => {
+  n += 1;
+  db = path.join(tmp.dir, `cli-${n}`, 'petstore.db');
+});
+
+const good = { petId: 1, quantity: 1, shipDate: '2026-12-01T10:00:00Z', complete: false };
+
+function writeJson(name: string, value: unknown): string {
+  const file = path.join(tmp.dir, `${n}-${name}`);
+  fs.writeFileSync(file, JSON.stringify(value));
+  return file;
+}
+
+describe('keys', () => {
+  test('create prints the new key alone on stdout, and only its hash is stored', () => {
+    const result = cli(['--db', db, 'keys', 'create', '--name', 'ci']);
+
+    expect(result.status).toBe(0);
+    expect(result.stdout).toMatch(/^pso_[A-Za-z0-9_-]{43}\n$/);
+    const key = result.stdout.trim();
+    const bytes = Buffer.concat([db, `${db}-wal`].filter(fs.existsSync).map((f) => fs.readFileSync(f)));
+    expect(bytes.includes(key)).toBe(false);
+  });
+
+  test('two keys are never the same', () => {
+    const a = cli(['--db', db, 'keys', 'create', '--name', 'a']).stdout;
+    const b = cli(['--db', db, 'keys', 'create', '--name', 'b']).stdout;
+
+    expect(a).not.toBe(b);
+  });
+
+  test.each([
+    ['a taken name', ['taken'], '--name: a key named "taken" already exists'],
+    ['an empty name', [''], '--name must be 1 to 64 letters'],
+    ['a name with spaces', ['my key'], '--name must be 1 to 64 letters'],
+  ])('create refuses %s with a message naming --name', (_case, [name], message) => {
+    cli(['--db', db, 'keys', 'create', '--name', 'taken']);
+
+    const result = cli(['--db', db, 'keys', 'create', '--name', name!]);
+
+    expect(result.status).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain(message);
+  });
+
+  test('list shows names and dates but never a key, and revoke marks a key revoked', () => {
+    const key = cli(['--db', db, 'keys', 'create', '--name', 'ci']).stdout.trim();
+    cli(['--db', db, 'keys', 'create', '--name', 'ops']);
+
+    const revoke = cli(['--db', db, 'keys', 'revoke', 'ci']);
+    const list = cli(['--db', db, 'keys', 'list']);
+
+    expect(revoke.status).toBe(0);
+    expect(list.status).toBe(0);
+    const lines = list.stdout.trim().split('\n');
+    expect(lines[0]).toBe('NAME\tCREATED\tREVOKED');
+    expect(lines[1]).toMatch(/^ci\t\d{4}-\d\d-\d\dT[^\t]+\t\d{4}-\d\d-\d\dT/);
+    expect(lines[2]).toMatch(/^ops\t\d{4}-\d\d-\d\dT[^\t]+\t-$/);
+    expect(list.stdout).not.toContain(key);
+  });
+
+  test('revoking an unknown or already revoked key fails', () => {
+    cli(['--db', db, 'keys', 'create', '--name', 'ci']);
+    cli(['--db', db, 'keys', 'revoke', 'ci']);
+
+    expect(cli(['--db', db, 'keys', 'revoke', 'ci']).status).toBe(1);
+    expect(cli(['--db', db, 'keys', 'revoke', 'nobody']).stderr).toContain('no active key is named "nobody"');
+  });
+});
+
+describe('orders', () => {
+  test('import reads a file, all or nothing', () => {
+    const file = writeJson('orders.json', [
+      { ...good, id: 1 },
+      { ...good, id: 2, status: 'shipped' },
+    ]);
+
+    const result = cli(['--db', db, 'orders', 'import', file]);
+
+    expect(result.status).toBe(0);
+    expect(result.stdout).toBe('imported 2 orders\n');
+    expect(rowsOf(db).map((r) => [r.id, r.status])).toEqual([
+      [1, 'pending'],
+      [2, 'shipped'],
+    ]);
+  });
+
+  test('import reads stdin when the file is -', () => {
+    const result = cli(['--db', db, 'orders', 'import', '-'], { input: JSON.stringify([good]) });
+
+    expect(result.status).toBe(0);
+    expect(result.stdout).toBe('imported 1 order\n');
+  });
+
+  test('a bad record fails the import, naming its index and field, and nothing is written', () => {
+    const file = writeJson('bad.json', [good, good, { ...good, shipDate: 'soon' }]);
+
+    const result = cli(['--db', db, 'orders', 'import', file]);
+
+    expect(result.status).toBe(1);
+    expect(result.stderr).toBe('petstore-orders: record 2: shipDate must match format "date-time"; nothing was imported\n');
+    expect(rowsOf(db)).toEqual([]);
+  });
+
+  test('a missing file fails with a message naming it', () => {
+    const result = cli(['--db', db, 'orders', 'import', path.join(tmp.dir, 'absent.json')]);
+
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('FILE: cannot read');
+  });
+
+  test.each([
+    ['a pending order ships', 'pending', 0, 'order 1 shipped\n', 'shipped'],
+    ['a shipped order stays shipped', 'shipped', 0, 'order 1 had already shipped; nothing changed\n', 'shipped'],
+  ])('ship: %s', (_case, status, code, stdout, after) => {
+    cli(['--db', db, 'orders', 'import', '-'], { input: JSON.stringify([{ ...good, id: 1, status }]) });
+
+    const result = cli(['--db', db, 'orders', 'ship', '1']);
+
+    expect(result.status).toBe(code);
+    expect(result.stdout).toBe(stdout);
+    expect(rowsOf(db)[0]!.status).toBe(after);
+  });
+
+  test.each([
+    ['an unknown order', '9', 'ID: order 9 was not found'],
+    ['a malformed id', '1.0', 'ID must be the plain decimal form'],
+    ['an unsafe id', '9007199254740993', 'ID must be the plain decimal form'],
+  ])('ship refuses %s', (_case, id, message) => {
+    cli(['--db', db, 'orders', 'import', '-'], { input: JSON.stringify([{ ...good, id: 1 }]) });
+
+    const result = cli(['--db', db, 'orders', 'ship', id]);
+
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain(message);
+    expect(rowsOf(db)[0]!.status).toBe('pending');
+  });
+});
+
+describe('choosing the database', () => {
+  test('PETSTORE_DB selects the file when --db is absent, and --db wins over it', () => {
+    const fromEnv = path.join(tmp.dir, `env-${n}.db`);
+
+    cli(['keys', 'create', '--name', 'env'], { env: { PETSTORE_DB: fromEnv } });
+    cli(['--db', db, 'keys', 'create', '--name', 'flag'], { env: { PETSTORE_DB: fromEnv } });
+
+    expect(cli(['keys', 'list'], { env: { PETSTORE_DB: fromEnv } }).stdout).toMatch(/^env\t/m);
+    expect(cli(['--db', db, 'keys', 'list']).stdout).toMatch(/^flag\t/m);
+    expect(cli(['--db', db, 'keys', 'list']).stdout).not.toMatch(/^env\t/m);
+  });
+
+  test('a bad environment value is refused, naming the variable', () => {
+    const result = cli(['--db', db, 'keys', 'list'], { env: { LOG_LEVEL: 'loud' } });
+
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('LOG_LEVEL must be one of');
+  });
+
+  test('an unknown command prints usage and fails', () => {
+    const result = cli(['frobnicate']);
+
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toContain("unknown command 'frobnicate'");
+  });
+});
+
+describe('serve', () => {
+  test('serves the API with a key made by the CLI, and exits 0 on SIGTERM', async () => {
+    const key = cli(['--db', db, 'keys', 'create', '--name', 'ci']).stdout.trim();
+    cli(['--db', db, 'orders', 'import', '-'], { input: JSON.stringify([{ ...good, id: 1 }]) });
+    const server = await serve(db);
+
+    const list = await fetch(`${server.url}/v1/store/orders`, { headers: { Authorization: `Bearer ${key}` } });
+    const cancel = await fetch(`${server.url}/v1/store/orders/1`, { method: 'DELETE', headers: { Authorization: `Bearer ${key}` } });
+    server.child.kill('SIGTERM');
+
+    expect(list.status).toBe(200);
+    expect(await list.json()).toEqual([{ ...good, id: 1 }]);
+    expect(cancel.status).toBe(204);
+    await expect(server.exited).resolves.toBe(0);
+    expect(rowsOf(db)[0]!.status).toBe('cancelled');
+  });
+
+  test('every cancel answered 204 survives a SIGKILL of the server', async () => {
+    const key = cli(['--db', db, 'keys', 'create', '--name', 'ci']).stdout.trim();
+    const ids = Array.from({ length: 20 }, (_, i) => i + 1);
+    cli(['--db', db, 'orders', 'import', '-'], { input: JSON.stringify(ids.map((id) => ({ ...good, id }))) });
+    const server = await serve(db);
+
+    const statuses = await Promise.all(
+      ids.map((id) =>
+        fetch(`${server.url}/v1/store/orders/${id}`, { method: 'DELETE', headers: { Authorization: `Bearer ${key}` } }).then(
+          (res) => res.status,
+        ),
+      ),
+    );
+    server.child.kill('SIGKILL');
+    await server.exited;
+
+    expect(statuses).toEqual(ids.map(() => 204));
+    expect(rowsOf(db).map((r) => r.status)).toEqual(ids.map(() => 'cancelled'));
+  });
+
+  test('a request in flight when SIGINT arrives still completes', async () => {
+    const key = seedWithCli(db, 'ci', 5000);
+    const server = await serve(db);
+
+    // The response has begun (its head has arrived), so the request is in flight: a list of five
+    // chunks, streamed, whose body is read only after the signal.
+    const res = await fetch(`${server.url}/v1/store/orders`, {
+      headers: { Authorization: `Bearer ${key}`, 'Accept-Encoding': 'identity' },
+    });
+    server.child.kill('SIGINT');
+    const body = (await res.json()) as unknown[];
+
+    expect(res.status).toBe(200);
+    expect(body).toHaveLength(5000);
+    await expect(server.exited).resolves.toBe(0);
+  });
+
+  test('--demo seeds an empty store and prints a key and curl lines that work pasted into a shell; later runs print no key', async () => {
+    const first = await serve(db, ['--demo']);
+    await first.printed('API reference', 'stdout');
+    try {
+      const lines = first
+        .stdout()
+        .split('\n')
+        .filter((line) => line.trimStart().startsWith('curl '));
+
+      expect(lines).toHaveLength(2);
+      // As someone new would: each line pasted into a shell as it is printed.
+      const [v2, v1] = lines.map((line) => {
+        const output = execFileSync('sh', ['-c', `${line} --silent --show-error`], { encoding: 'utf8' });
+        const [head = '', body = ''] = output.split('\r\n\r\n');
+        return { status: head.split(' ')[1], body: JSON.parse(body) as unknown };
+      });
+      expect(v2).toMatchObject({ status: '200', body: { orders: [{ status: 'pending' }, { status: 'pending' }] } });
+      expect(v1!.status).toBe('200');
+      expect(Array.isArray(v1!.body) && v1!.body.length > 2).toBe(true);
+    } finally {
+      first.child.kill('SIGTERM');
+      await first.exited;
+    }
+
+    const second = await serve(db, ['--demo']);
+    await second.printed('API reference', 'stdout');
+    second.child.kill('SIGTERM');
+    await second.exited;
+    expect(second.stdout()).not.toContain('pso_');
+    expect(second.stdout()).toContain('cannot be shown again');
+  });
+
+  test('with NODE_ENV=production, --demo invents nothing', async () => {
+    const server = await serve(db, ['--demo'], { NODE_ENV: 'production' });
+    server.child.kill('SIGTERM');
+    await server.exited;
+
+    expect(server.stdout()).not.toContain('pso_');
+    expect(cli(['--db', db, 'keys', 'list']).stdout).toBe('NAME\tCREATED\tREVOKED\n');
+    expect(rowsOf(db)).toEqual([]);
+  });
+});

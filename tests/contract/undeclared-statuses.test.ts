@@ -1,0 +1,122 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { createContractChecker } from '../../src/contract/conformance';
+import { loadDocument } from '../../src/contract/document';
+import { cli, serve, type Served } from '../helpers/cli';
+import { addOrderNote, addToDocument } from '../helpers/notes-operation';
+import { npmRun, projectForFile } from '../helpers/project';
+
+// A spec author adds an operation with a path parameter, a query parameter and a JSON body, and
+// declares only what it answers itself: 201, 400 and 401. The statuses the server makes before the
+// handler runs (a wrong media type, a body that does not parse or breaks the schema, no key) must
+// all come back as what the operation declares, never as a 500.
+const { tmpDir, dir, servers } = projectForFile();
+const tmp = { dir: tmpDir };
+const spec = path.join(dir, 'spec', 'openapi-v2.yaml');
+
+const NEW_OPERATION = addOrderNote(`        '201':
+          description: The note as stored.
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Note'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+`);
+
+let scaffolded: { status: number | null; output: string };
+let server: Served;
+let key: string;
+
+beforeAll(async () => {
+  addToDocument(spec, NEW_OPERATION);
+  expect(npmRun(dir, 'generate').status).toBe(0);
+  scaffolded = npmRun(dir, 'scaffold');
+  expect(npmRun(dir, 'build')).toEqual({ status: 0, output: '' });
+  const db = path.join(tmp.dir, 'notes.db');
+  key = cli(['--db', db, 'keys', 'create', '--name', 'author']).stdout.trim();
+  server = await serve(db, [], {}, path.join(dir, 'dist', 'src', 'cli', 'main.js'));
+  servers.push(server);
+}, 120000);
+
+/** POSTs to the new operation and returns the reply, with what the contract says of it. */
+async function post(headers: Record<string, string>, body: string): Promise<{ status: number; body: unknown; problem: string | null }> {
+  const res = await fetch(`${server.url}/v2/store/orders/7/notes?priority=2`, { method: 'POST', headers, body });
+  const reply = { status: res.status, headers: Object.fromEntries(res.headers), body: await res.json() };
+  const checker = await createContractChecker(loadDocument(spec));
+  return { status: reply.status, body: reply.body, problem: checker.problem('addOrderNote', reply) };
+}
+
+test('scaffold asks for no more responses: 415 and 413 are answered as the declared 400', () => {
+  expect(scaffolded.status).toBe(0);
+  expect(scaffolded.output).not.toContain('declare it');
+});
+
+test.each([
+  [
+    'a wrong content type',
+    () => ({ Authorization: `Bearer ${key}`, 'Content-Type': 'text/plain' }),
+    'likes the blue ball',
+    'The request body must be application/json',
+  ],
+  [
+    'malformed JSON',
+    () => ({ Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }),
+    '{"text": ',
+    'The request body is not valid JSON',
+  ],
+  [
+    'a body that breaks the schema',
+    () => ({ Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }),
+    '{"text": "x", "colour": "blue"}',
+    'body.colour is not a known field',
+  ],
+])(
+  '%s gets the declared 400 Error, never a 500',
+  async (_case, headers, body, message) => {
+    const reply = await post(headers(), body);
+
+    expect(reply.status).toBe(400);
+    expect(reply.body).toEqual({ code: 'invalid_request', message, status: 400 });
+    expect(reply.problem).toBeNull();
+  },
+  30000,
+);
+
+test('no key gets the declared 401 Error', async () => {
+  const reply = await post({ 'Content-Type': 'application/json' }, '{"text": "x"}');
+
+  expect(reply.status).toBe(401);
+  expect(reply.body).toEqual({ code: 'unauthorized', message: 'A valid API key is required', status: 401 });
+  expect(reply.problem).toBeNull();
+}, 30000);
+
+test('without its 400, npm run check fails naming the operation and the status, and the server will not start, in the same words', async () => {
+  const declared = fs.readFileSync(spec, 'utf8');
+  const without400 = declared.replace(
+    /(operationId: addOrderNote[\s\S]*?)        '400':\n {10}\$ref: '#\/components\/responses\/BadRequest'\n/,
+    '$1',
+  );
+  expect(without400).not.toBe(declared);
+  fs.writeFileSync(spec, without400);
+  try {
+    const check = npmRun(dir, 'check');
+    const line =
+      "addOrderNote can answer 400 (it takes a request body: malformed or invalid) but does not declare it: add a '400' response";
+
+    expect(check.status).not.toBe(0);
+    expect(check.output).toContain(`spec/openapi-v2.yaml: ${line}`);
+    const refused = await serve(path.join(tmp.dir, 'refused.db'), [], {}, path.join(dir, 'dist', 'src', 'cli', 'main.js')).then(
+      (started) => {
+        servers.push(started);
+        return 'it started';
+      },
+      (err: unknown) => String(err),
+    );
+    expect(refused).toContain(line);
+  } finally {
+    fs.writeFileSync(spec, declared);
+  }
+}, 120000);

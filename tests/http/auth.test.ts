@@ -1,0 +1,161 @@
+import request from 'supertest';
+import { createApp } from '../../src/app';
+import type { OperationId } from '../../src/contract/types';
+import { expectConforms } from '../helpers/contract';
+import { documentWithNotes } from '../helpers/documents';
+import { defineHandler, type HandlerDefinitions } from '../../src/http/define-handler';
+import { addKey, eachStore, freshStore, order } from '../helpers/stores';
+import { tempDir } from '../helpers/temp-dir';
+
+eachStore((s) => {
+  let key: string;
+  let revoked: string;
+
+  beforeEach(async () => {
+    key = await addKey(s.store, 'live');
+    revoked = await addKey(s.store, 'gone');
+    await s.store.revokeKey('gone');
+    await s.store.importOrders([order({ id: 1, petId: 10 })]);
+  });
+
+  const operations: Array<[OperationId, 'get' | 'delete', string]> = [
+    ['listOrders', 'get', '/v1/store/orders'],
+    ['cancelOrder', 'delete', '/v1/store/orders/1'],
+    ['getPetById', 'get', '/v1/pets/10'],
+  ];
+
+  const refused: Array<[string, () => string | undefined, string]> = [
+    ['there is no Authorization header', () => undefined, 'Bearer realm="petstore-orders"'],
+    ['the scheme is Basic', () => `Basic ${Buffer.from('user:pass').toString('base64')}`, 'Bearer realm="petstore-orders"'],
+    ['the key is sent without a scheme', () => key, 'Bearer realm="petstore-orders"'],
+    ['the bearer token is empty', () => 'Bearer ', 'Bearer realm="petstore-orders"'],
+    ['the key is wrong', () => 'Bearer pso_wrong', 'Bearer realm="petstore-orders", error="invalid_token"'],
+    ['the key is one character short', () => `Bearer ${key.slice(0, -1)}`, 'Bearer realm="petstore-orders", error="invalid_token"'],
+    ['the key was revoked', () => `Bearer ${revoked}`, 'Bearer realm="petstore-orders", error="invalid_token"'],
+    ['two tokens are sent', () => `Bearer ${key} ${key}`, 'Bearer realm="petstore-orders"'],
+  ];
+
+  describe.each(operations)('%s', (operationId, method, path) => {
+    test.each(refused)('when %s, it returns 401 with a Bearer challenge', async (_case, header, challenge) => {
+      const app = await createApp({ store: s.store });
+      const value = header();
+      const req = request(app)[method](path);
+      if (value !== undefined) req.set('Authorization', value);
+
+      const res = await req;
+
+      expect(res.status).toBe(401);
+      expect(res.headers['www-authenticate']).toBe(challenge);
+      expect(res.body).toEqual({ code: 'unauthorized', message: 'A valid API key is required', status: 401 });
+      await expectConforms(res, operationId);
+    });
+
+    test.each([['Bearer'], ['bearer'], ['BEARER'], ['bEaReR']])('when the scheme is written %s, the key is accepted', async (scheme) => {
+      const res = await request(await createApp({ store: s.store }))
+        [method](path)
+        .set('Authorization', `${scheme} ${key}`);
+
+      expect(res.status).toBeLessThan(300);
+    });
+  });
+
+  test('a 401 for a revoked key is identical to one for a key that never existed', async () => {
+    const app = await createApp({ store: s.store });
+
+    const [gone, unknown] = await Promise.all([
+      request(app).get('/v1/store/orders').set('Authorization', `Bearer ${revoked}`),
+      request(app).get('/v1/store/orders').set('Authorization', 'Bearer pso_neverissued'),
+    ]);
+
+    expect(gone.text).toBe(unknown.text);
+    expect(gone.headers['www-authenticate']).toBe(unknown.headers['www-authenticate']);
+  });
+
+  test('a key revoked while the app runs is refused on the very next request', async () => {
+    const app = await createApp({ store: s.store });
+    await request(app).get('/v1/store/orders').set('Authorization', `Bearer ${key}`).expect(200);
+
+    await s.store.revokeKey('live');
+    const res = await request(app).get('/v1/store/orders').set('Authorization', `Bearer ${key}`);
+
+    expect(res.status).toBe(401);
+  });
+
+  test('the key is checked before the order id, so a bad id without a key is a 401', async () => {
+    const res = await request(await createApp({ store: s.store })).delete('/v1/store/orders/abc');
+
+    expect(res.status).toBe(401);
+  });
+
+  describe("an operation's security requirements, as the document states them", () => {
+    /** createNote answering who called it, so a test sees whether it ran and with which key. */
+    const notes = {
+      createNote: defineHandler(
+        'v1',
+        'createNote' as 'listOrders',
+        () =>
+          (async (context: unknown) => ({
+            status: 201,
+            body: { text: (context as { keyName?: string }).keyName ?? 'nobody' },
+          })) as never,
+      ),
+    } as unknown as Partial<HandlerDefinitions>;
+    const post = async (security: Array<Record<string, string[]>>, authorization?: string) => {
+      const app = await createApp({
+        store: s.store,
+        document: documentWithNotes((operation) => (operation.security = security)),
+        modules: notes,
+      });
+      const req = request(app).post('/v1/notes').send({ text: 'x' });
+      if (authorization !== undefined) req.set('Authorization', authorization);
+      return req;
+    };
+
+    test('an operation with no requirement (security: []) answers without a key', async () => {
+      const res = await post([]);
+
+      expect(res.status).toBe(201);
+      expect(res.body).toEqual({ text: 'nobody' });
+    });
+
+    test('an empty requirement among others makes the key optional, and a given key is still named', async () => {
+      expect((await post([{ bearerAuth: [] }, {}])).body).toEqual({ text: 'nobody' });
+      expect((await post([{ bearerAuth: [] }, {}], `Bearer ${key}`)).body).toEqual({ text: 'live' });
+    });
+
+    test.each([['partnerKey'], ['constructor'], ['toString']])(
+      'a requirement naming a scheme nobody checks (%s) is never met, even beside a valid key',
+      async (scheme) => {
+        const res = await post([{ bearerAuth: [], [scheme]: [] }], `Bearer ${key}`);
+
+        expect(res.status).toBe(401);
+        expect(res.body).toEqual({ code: 'unauthorized', message: 'A valid API key is required', status: 401 });
+        expect((await post([{ [scheme]: [] }])).status).toBe(401);
+      },
+    );
+  });
+});
+
+// SQLite answers the key check in-process, at once (not as a promise); a check it cannot make is
+// the store's failure, never a refused key and never a pass.
+describe('a key check the SQLite store cannot make', () => {
+  test('is a 503 Error, not a 401', async () => {
+    const tmp = tempDir();
+    const { store } = freshStore(tmp.dir);
+    try {
+      const key = await addKey(store);
+      await store.importOrders([order({ id: 1 })]);
+      const app = await createApp({ store });
+      expect((await request(app).get('/v1/store/orders').set('Authorization', `Bearer ${key}`)).status).toBe(200);
+      await store.close();
+
+      const res = await request(app).get('/v1/store/orders').set('Authorization', `Bearer ${key}`);
+
+      expect(res.status).toBe(503);
+      expect(res.body).toEqual({ code: 'service_unavailable', message: 'The order store is unavailable', status: 503 });
+      await expectConforms(res, 'listOrders');
+    } finally {
+      tmp.cleanup();
+    }
+  });
+});

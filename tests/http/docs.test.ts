@@ -1,0 +1,148 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import type { Store } from '../../src/store';
+import { listen } from '../helpers/app';
+import { addKey, freshStore, order } from '../helpers/stores';
+import { tempDir } from '../helpers/temp-dir';
+import { ROOT } from '../helpers/project';
+
+// The API reference page in a real browser: Debian's chromium, headless, with no network but ours.
+const CHROMIUM = process.env.PETSTORE_CHROMIUM ?? '/usr/bin/chromium';
+const REQUIRED = process.env.PETSTORE_TEST_BROWSER === 'required';
+const ARTIFACTS = path.join(ROOT, 'test-artifacts');
+const present = fs.existsSync(CHROMIUM);
+if (!present && !REQUIRED) {
+  process.stdout.write(
+    `docs browser test skipped: no browser at ${CHROMIUM} (apt-get install --no-install-recommends chromium, or set PETSTORE_CHROMIUM)\n`,
+  );
+}
+
+(present || REQUIRED ? describe : describe.skip)('GET /docs in a browser', () => {
+  const tmp = tempDir();
+  let store: Store;
+  let server: Awaited<ReturnType<typeof listen>>;
+  let browser: Browser;
+  beforeAll(async () => {
+    ({ store } = freshStore(tmp.dir));
+    await addKey(store);
+    await store.importOrders([order({ id: 1 })]);
+    server = await listen({ store });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    await store?.close();
+    tmp.cleanup();
+  });
+
+  test('shows v2 first, then v1 with its deprecated getPetById, the bearer scheme and the Error object, offline', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 2400 } });
+    const elsewhere: string[] = [];
+    // Offline: anything not served by this server is refused, and noted.
+    await page.route('**/*', (route) => {
+      const url = route.request().url();
+      if (url.startsWith(server.url)) return route.continue();
+      elsewhere.push(url);
+      return route.abort();
+    });
+
+    const response = await page.goto(`${server.url}/docs`);
+    await page.waitForSelector('.opblock-summary-path', { timeout: 15000 });
+    // Read once the last operation's summary is there: blocks can appear before their text.
+    await page.locator('.opblock-summary').filter({ hasText: 'Cancel a pending order' }).first().waitFor({ timeout: 15000 });
+    const v2 = await page.locator('body').innerText();
+    const v2Paths = await page.locator('.opblock-summary-path').allInnerTexts();
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: path.join(ARTIFACTS, 'docs-v2.png'), fullPage: true });
+    // The version is chosen in the top bar; v1 follows.
+    await page.locator('.topbar select').selectOption({ label: 'v1 (1.0.1)' });
+    // Read once the deprecated operation shows its sunset date: the block appears before its text is rendered.
+    await page.locator('.opblock-deprecated').filter({ hasText: '2027-06-30' }).first().waitFor({ timeout: 15000 });
+    await page.waitForSelector('.models', { timeout: 15000 });
+    const v1 = await page.locator('body').innerText();
+    const deprecated = await page.locator('.opblock-deprecated').allInnerTexts();
+    await page.screenshot({ path: path.join(ARTIFACTS, 'docs.png'), fullPage: true });
+    // The bearer scheme, as the Authorize dialog presents it.
+    await page.locator('button.authorize').first().click();
+    const scheme = await page.locator('.modal-ux').innerText();
+
+    expect(response?.status()).toBe(200);
+    expect(elsewhere).toEqual([]);
+    expect(v2).toContain('2.1.1');
+    expect(v2).toContain('Read one order');
+    expect(v2).toContain('Read what changed');
+    expect(v2).toContain('nextCursor');
+    expect(v2).toContain('shipDateFrom');
+    expect(v2Paths).toEqual(['/store/orders', '/store/orders/{orderId}', '/store/orders/{orderId}', '/store/order-events']);
+    expect(v1).toContain('Petstore Store Orders API');
+    expect(v1).toContain('/store/orders/{orderId}');
+    expect(v1).toContain('listOrders');
+    expect(v1).toContain('cancelOrder');
+    expect(scheme).toContain('bearerAuth');
+    expect(scheme).toMatch(/http, Bearer/);
+    expect(v1).toContain('Error');
+    expect(deprecated.join('\n')).toContain('/pets/{petId}');
+    expect(deprecated.join('\n')).toContain('2027-06-30');
+    expect(fs.statSync(path.join(ARTIFACTS, 'docs.png')).size).toBeGreaterThan(10_000);
+  });
+
+  test('"Try it out" calls the deployment that serves the page, not the document\'s example server', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 2400 } });
+    const called: string[] = [];
+    page.on('request', (request) => called.push(request.url()));
+
+    await page.goto(`${server.url}/docs`);
+    await page.waitForSelector('.opblock-summary-path', { timeout: 15000 });
+    const servers = await page.locator('.servers select option').allInnerTexts();
+    // Every operation is open (docExpansion: full): its "Try it out", then "Execute".
+    await page.locator('.opblock-get').first().locator('button.try-out__btn').click();
+    await page.locator('.opblock-get').first().locator('button.execute').click();
+    await page.waitForSelector('.opblock-get .live-responses-table', { timeout: 15000 });
+    const answered = await page.locator('.opblock-get .live-responses-table').first().innerText();
+
+    expect(servers[0]).toBe('../../v2 - This deployment');
+    expect(called.filter((url) => url.startsWith(`${server.url}/v2/store/orders?limit=100&status=pending`))).toHaveLength(1);
+    expect(called.some((url) => url.includes('localhost:8080'))).toBe(false);
+    // No key was given: this deployment's own 401, with its Error.
+    expect(answered).toContain('401');
+    expect(answered).toContain('unauthorized');
+  });
+});
+
+test('the docs page and its assets are served from the package, without a key', async () => {
+  const tmp = tempDir();
+  const { store } = freshStore(tmp.dir);
+  const server = await listen({ store });
+  try {
+    const page = await fetch(`${server.url}/docs`);
+    const html = await page.text();
+    const scripts = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1]!);
+    const assets = await Promise.all(scripts.map((asset) => fetch(`${server.url}/${asset}`)));
+
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(scripts.every((asset) => !/^https?:/.test(asset))).toBe(true);
+    expect(assets.map((res) => res.status)).toEqual(scripts.map(() => 200));
+    expect((await fetch(`${server.url}/docs/assets/package.json`)).status).toBe(404);
+    // What the page shows: each version's document, this deployment first among its servers, nothing else changed.
+    for (const version of ['v1', 'v2']) {
+      const shown = (await (await fetch(`${server.url}/docs/openapi/${version}.json`)).json()) as { servers: Array<{ url: string }> };
+      const served = (await (await fetch(`${server.url}/${version}/openapi.json`)).json()) as { servers: Array<{ url: string }> };
+      expect(shown.servers[0]).toEqual({ url: `../../${version}`, description: 'This deployment' });
+      expect({ ...shown, servers: served.servers.filter((s) => /^https?:/.test(s.url)) }).toEqual({
+        ...served,
+        servers: shown.servers.slice(1),
+      });
+    }
+    expect((await fetch(`${server.url}/docs/openapi/v9.json`)).status).toBe(404);
+  } finally {
+    await server.close();
+    await store.close();
+    tmp.cleanup();
+  }
+});

@@ -1,0 +1,94 @@
+import Ajv from 'ajv';
+import addFormats from 'ajv-formats';
+import type { OpenAPIV3 } from 'openapi-types';
+import { OpenAPIRouter, OpenAPIValidator, ValidationContext } from 'openapi-backend';
+import { createApp } from '../../src/app';
+import { cloneDocument, loadDocument } from '../../src/contract/document';
+import request from 'supertest';
+import { customizeAjv, validatorsCompiled } from '../../src/openapi';
+import { openSqliteStore } from '../../src/store';
+import { addKey, order } from '../helpers/stores';
+import { tempDir } from '../helpers/temp-dir';
+
+const tmp = tempDir();
+afterAll(tmp.cleanup);
+
+/** An Ajv for `context`, made as openapi-backend makes its own. */
+function ajvFor(context: ValidationContext, options: { coerceTypes?: boolean } = {}) {
+  const definition = cloneDocument(loadDocument());
+  const validator = new OpenAPIValidator({
+    definition,
+    customizeAjv,
+    router: new OpenAPIRouter({ definition }),
+    lazyCompileValidators: true,
+  });
+  return validator.getAjv(context, options);
+}
+
+const ORDER_ID: OpenAPIV3.SchemaObject = { type: 'integer', minimum: 1, maximum: 9007199254740991 };
+const SHIP: OpenAPIV3.SchemaObject = {
+  type: 'object',
+  required: ['shipDate'],
+  additionalProperties: false,
+  properties: { shipDate: { type: 'string', format: 'date-time' }, note: { type: 'string', pattern: '^[a-z]+$' } },
+};
+
+describe("validators made through customizeAjv's Ajvs", () => {
+  test('an equal schema on an Ajv set up the same way gets the validator made before; another setup gets its own', () => {
+    const first = ajvFor(ValidationContext.Response).compile(structuredClone(SHIP));
+    const again = ajvFor(ValidationContext.Response).compile(structuredClone(SHIP));
+    expect(again).toBe(first);
+
+    const params = ajvFor(ValidationContext.Params, { coerceTypes: true }).compile(structuredClone(ORDER_ID));
+    const response = ajvFor(ValidationContext.Response).compile(structuredClone(ORDER_ID));
+    expect(params).not.toBe(response);
+    // The setups differ in behaviour, so sharing across them would be wrong: only Params coerces.
+    expect(params('5')).toBe(true);
+    expect(response('5')).toBe(false);
+  });
+
+  test('a validator compiled on its first call answers, and reports errors, exactly as one compiled at once', () => {
+    const lazy = ajvFor(ValidationContext.RequestBody).compile(structuredClone(SHIP));
+    const direct = new Ajv({ strict: false });
+    addFormats(direct, { mode: 'full' });
+    const eager = direct.compile(structuredClone(SHIP));
+    const values: unknown[] = [
+      { shipDate: '2026-01-01T00:00:00Z' },
+      { shipDate: '2026-01-01T00:00:00' },
+      { shipDate: '2026-01-01T00:00:00Z', note: 'UPPER' },
+      { shipDate: '2026-01-01T00:00:00Z', other: 1 },
+      { shipDate: '2026-02-30T00:00:00Z' },
+      'not an object',
+      { shipDate: '2026-01-01T00:00:00+05:30', note: 'fine' },
+    ];
+    for (const value of values) {
+      expect([lazy(value), lazy.errors ?? null]).toEqual([eager(value), eager.errors ?? null]);
+    }
+  });
+
+  test('the validators a server calls are compiled before it serves: its requests compile none', async () => {
+    const store = openSqliteStore(`${tmp.dir}/compiled.db`);
+    const key = await addKey(store);
+    await store.importOrders([order({ id: 1 }), order({ id: 2 })]);
+    const app = await createApp({ store });
+    const before = validatorsCompiled();
+    const auth = { Authorization: `Bearer ${key}` };
+    try {
+      for (const [version, id] of [
+        ['v1', 1],
+        ['v2', 2],
+      ] as const) {
+        expect((await request(app).get(`/${version}/store/orders`).set(auth)).status).toBe(200);
+        expect((await request(app).get(`/${version}/store/orders`)).status).toBe(401);
+        expect((await request(app).delete(`/${version}/store/orders/${id}`).set(auth)).status).toBe(204);
+        expect((await request(app).delete(`/${version}/store/orders/${id}`).set(auth)).status).toBe(404);
+        expect((await request(app).delete(`/${version}/store/orders/x`).set(auth)).status).toBe(400);
+      }
+      expect((await request(app).get('/v2/store/orders?limit=1&status=pending').set(auth)).status).toBe(200);
+      expect((await request(app).get('/v2/store/orders?limit=0').set(auth)).status).toBe(400);
+      expect(validatorsCompiled()).toBe(before);
+    } finally {
+      await store.close();
+    }
+  });
+});

@@ -1,0 +1,27 @@
+import path from 'node:path';
+import { checkPerformancePage, withLatestRun } from '../../scripts/bench/report';
+import { ROOT } from '../helpers/project';
+
+const PAGE = path.join(ROOT, 'docs', 'performance.md');
+
+test('the performance page has the markers npm run bench writes its latest run between', () => {
+  expect(() => checkPerformancePage(PAGE)).not.toThrow();
+});
+
+test('a run replaces what lay between the markers, and nothing else', () => {
+  const page = '# Performance\n\nbefore\n<!-- bench:start -->\nold run\n<!-- bench:end -->\nafter\n';
+
+  expect(withLatestRun(page, '| new | run |\n', 'page.md')).toBe(
+    '# Performance\n\nbefore\n<!-- bench:start -->\n| new | run |\n<!-- bench:end -->\nafter\n',
+  );
+});
+
+test.each([
+  ['no markers', '# Performance\n'],
+  ['no end marker', '<!-- bench:start -->\nrun\n'],
+  ['the markers in the wrong order', '<!-- bench:end -->\nrun\n<!-- bench:start -->\n'],
+])('a page with %s is refused, naming the page and the markers', (_case, page) => {
+  expect(() => withLatestRun(page, 'run', 'docs/performance.md')).toThrow(
+    'docs/performance.md must hold <!-- bench:start --> and then <!-- bench:end -->',
+  );
+});

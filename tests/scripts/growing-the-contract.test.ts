@@ -1,0 +1,173 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { createContractChecker } from '../../src/contract/conformance';
+import { loadDocument } from '../../src/contract/document';
+import { cli, serve } from '../helpers/cli';
+import { addOrderNote, addToDocument } from '../helpers/notes-operation';
+import { npmRun, npxRun, projectForFile, snapshot } from '../helpers/project';
+
+// A spec author's day, on a copy of the project, as the README walks through it: add an operation
+// with a path parameter, a query parameter and a JSON body to the v2 document, then
+// `npm run generate` and `npm run scaffold`.
+const { tmpDir, dir, servers } = projectForFile();
+const tmp = { dir: tmpDir };
+const spec = path.join(dir, 'spec', 'openapi-v2.yaml');
+const handlerModule = path.join(dir, 'src', 'handlers', 'v2', 'add-order-note.ts');
+
+const NEW_OPERATION = addOrderNote(`        '201':
+          description: The note as stored.
+          headers:
+            Location:
+              required: true
+              schema:
+                type: string
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Note'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '413':
+          $ref: '#/components/responses/PayloadTooLarge'
+        '500':
+          $ref: '#/components/responses/InternalError'
+`);
+
+let scaffolded: { status: number | null; output: string };
+
+beforeAll(() => {
+  addToDocument(spec, NEW_OPERATION);
+  expect(npmRun(dir, 'generate').status).toBe(0);
+  scaffolded = npmRun(dir, 'scaffold');
+}, 60000);
+
+/** Builds the copy, serves it on a fresh store with a key, and POSTs a note for order 7 at priority 2. */
+async function postNote(): Promise<Response> {
+  const build = npmRun(dir, 'build');
+  expect(build).toEqual({ status: 0, output: '' });
+  const db = path.join(tmp.dir, `notes-${servers.length}.db`);
+  const key = cli(['--db', db, 'keys', 'create', '--name', 'author']).stdout.trim();
+  const server = await serve(db, [], {}, path.join(dir, 'dist', 'src', 'cli', 'main.js'));
+  servers.push(server);
+  return fetch(`${server.url}/v2/store/orders/7/notes?priority=2`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ text: 'likes the blue ball' }),
+  });
+}
+
+test('scaffold writes a handler module and a test for the new operation, and rewrites the index', () => {
+  expect(scaffolded.status).toBe(0);
+  expect(scaffolded.output).toBe(
+    [
+      'wrote src/handlers/v2/add-order-note.ts (answers a mock until implemented)',
+      'wrote tests/handlers/v2/add-order-note.test.ts',
+      'wrote src/handlers/v2/index.ts',
+      '',
+    ].join('\n'),
+  );
+  expect(fs.readFileSync(handlerModule, 'utf8')).toContain(
+    "export const addOrderNote = defineHandler('v2', 'addOrderNote', ({ mock }) => mock);",
+  );
+});
+
+test('a second scaffold changes nothing', () => {
+  const before = snapshot(dir, ['src', 'tests', 'generated']);
+
+  const again = npmRun(dir, 'scaffold');
+
+  expect(again).toEqual({ status: 0, output: 'nothing to scaffold: every operation has a handler module\n' });
+  expect(snapshot(dir, ['src', 'tests', 'generated'])).toEqual(before);
+});
+
+test('npm run check passes: types, lint, format, and generated files match the document', () => {
+  const check = npmRun(dir, 'check');
+
+  expect(check.output).toContain('every operation has a handler module, and the index lists them');
+  expect(check.status).toBe(0);
+}, 180000);
+
+test('the built server answers the new operation with a mock the contract allows, marked X-Mock', async () => {
+  const res = await postNote();
+
+  expect(res.status).toBe(201);
+  expect(res.headers.get('x-mock')).toBe('true');
+  const checker = await createContractChecker(loadDocument(spec));
+  const reply = { status: res.status, headers: Object.fromEntries(res.headers), body: await res.json() };
+  expect(checker.problem('addOrderNote', reply)).toBeNull();
+}, 60000);
+
+test('the scaffolded test passes against the mock', () => {
+  const run = npxRun(dir, 'jest', 'tests/handlers/v2/add-order-note.test.ts');
+
+  expect(run.output).toMatch(/Tests: +\d+ passed/);
+  expect(run.status).toBe(0);
+}, 120000);
+
+/** Handlers that break the document's types, each in a module of its own, with the error tsc must give it. */
+const WRONG_HANDLERS = [
+  [
+    'reads a query parameter the document does not declare',
+    "async ({ query }) => ({ status: 201, headers: { Location: '/x' }, body: { text: String(query.colour) } })",
+    "Property 'colour' does not exist",
+  ],
+  [
+    'leaves out the Location header the document requires',
+    "async () => ({ status: 201, body: { text: 'x' } })",
+    "Property 'headers' is missing",
+  ],
+  ['returns a status the document does not declare', "async () => ({ status: 200, body: { text: 'x' } })", "Type '200' is not assignable"],
+  [
+    'treats the numeric orderId as a string',
+    "async ({ path }) => ({ status: 201, headers: { Location: path.orderId.toUpperCase() }, body: { text: 'x' } })",
+    "Property 'toUpperCase' does not exist",
+  ],
+] as const;
+
+/** The typecheck of the copy with every wrong handler beside the scaffolded module: one run of tsc for all of them. */
+let wrongTypecheck: { status: number | null; output: string } | undefined;
+function typecheckWrongHandlers(): { status: number | null; output: string } {
+  if (wrongTypecheck !== undefined) return wrongTypecheck;
+  const original = fs.readFileSync(handlerModule, 'utf8');
+  const modules = WRONG_HANDLERS.map((_, i) => path.join(path.dirname(handlerModule), `wrong-handler-${i}.ts`));
+  WRONG_HANDLERS.forEach(([, handler], i) => fs.writeFileSync(modules[i]!, original.replace('({ mock }) => mock', `() => ${handler}`)));
+  try {
+    wrongTypecheck = npmRun(dir, 'typecheck');
+  } finally {
+    for (const module of modules) fs.rmSync(module);
+  }
+  return wrongTypecheck;
+}
+
+test.each(WRONG_HANDLERS.map(([wrong, , error], i) => [wrong, `wrong-handler-${i}.ts`, error]))(
+  'a handler that %s fails the typecheck',
+  (_case, file, error) => {
+    const typecheck = typecheckWrongHandlers();
+
+    expect(typecheck.status).not.toBe(0);
+    // tsc writes each error as `path(line,col): error TS…: message`, and the message's further lines indented.
+    const errors = typecheck.output.split(/\n(?=\S)/).filter((entry) => entry.includes(file));
+    expect(errors.join('\n')).toContain(error);
+  },
+  60000,
+);
+
+test('once implemented, the handler gets its inputs typed and converted, and the mock is gone', async () => {
+  const original = fs.readFileSync(handlerModule, 'utf8');
+  fs.writeFileSync(
+    handlerModule,
+    original.replace(
+      '({ mock }) => mock',
+      '() => async ({ path, query, body }) => ({ status: 201, headers: { Location: `/v2/store/orders/${path.orderId + 1}/notes` }, body: { text: `${body.text} at ${query.priority.toFixed(1)}` } })',
+    ),
+  );
+
+  const res = await postNote();
+
+  expect(res.status).toBe(201);
+  expect(res.headers.get('x-mock')).toBeNull();
+  expect(res.headers.get('location')).toBe('/v2/store/orders/8/notes');
+  expect(await res.json()).toEqual({ text: 'likes the blue ball at 2.0' });
+}, 60000);

@@ -1,0 +1,139 @@
+import pg from 'pg';
+import request from 'supertest';
+import { createApp } from '../../../src/app';
+import { openPostgresStore, type EventPosition, type OrderEventRecord, type Store } from '../../../src/store';
+import { freshDatabase } from '../../helpers/postgres';
+import { addKey, order } from '../../helpers/stores';
+
+// The change feed on PostgreSQL, where transactions commit in any order: no event is ever skipped
+// or repeated, whichever instance writes it.
+const pgTest = process.env.PETSTORE_TEST_PG_AVAILABLE === '1' ? describe : describe.skip;
+
+/**
+ * Reads the store's feed on from `after` until `count` events have come (an event shows only once
+ * every older transaction of the cluster has ended, which another test's can delay a moment).
+ */
+async function readUntil(
+  store: Store,
+  after: EventPosition | 'oldest',
+  count: number,
+): Promise<{ events: OrderEventRecord[]; next: EventPosition }> {
+  const events: OrderEventRecord[] = [];
+  let at = after;
+  const deadline = Date.now() + 10_000;
+  while (events.length < count) {
+    if (Date.now() > deadline) throw new Error(`the feed gave ${events.length} events, not ${count}`);
+    const page = await store.readEvents(at, 1000);
+    events.push(...page.events);
+    at = page.next;
+    if (page.events.length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  if (at === 'oldest') throw new Error('no page was read');
+  return { events, next: at };
+}
+
+const described = (events: readonly OrderEventRecord[]): string[] => events.map(({ type, orderId }) => `${type} ${orderId}`);
+
+pgTest('the change feed on PostgreSQL', () => {
+  let database: Awaited<ReturnType<typeof freshDatabase>>;
+  const stores: Store[] = [];
+  const open = async (): Promise<Store> => {
+    const store = await openPostgresStore(database.url, { poolSize: 4 });
+    stores.push(store);
+    return store;
+  };
+  beforeEach(async () => (database = await freshDatabase()));
+  afterEach(async () => {
+    await Promise.all(stores.splice(0).map((store) => store.close()));
+    await database.drop();
+  });
+
+  test('an event that took an earlier number but commits later is not skipped: later events wait for it', async () => {
+    const store = await open();
+    await store.importOrders([order({ id: 1 }), order({ id: 2 })]);
+    const { next: start } = await readUntil(store, 'oldest', 2);
+
+    // Another writer's transaction takes its event's number first, and stays open ...
+    const writer = new pg.Client({ connectionString: database.url });
+    await writer.connect();
+    try {
+      await writer.query('BEGIN');
+      await writer.query(`UPDATE orders SET status = 'cancelled', cancelled_at = $1 WHERE id = 1`, [new Date().toISOString()]);
+      const held = await writer.query<{ seq: string }>(
+        `INSERT INTO order_events (type, order_id, status, occurred_at) VALUES ('order.cancelled', 1, NULL, $1) RETURNING seq`,
+        [new Date().toISOString()],
+      );
+      // ... while a cancel through the store takes a later number and commits.
+      expect(await store.cancelOrder(2)).toBe('cancelled');
+      const committed = await writer.query<{ seq: string }>("SELECT seq FROM order_events WHERE order_id = 2 AND type = 'order.cancelled'");
+      expect(Number(committed.rows[0]!.seq)).toBeGreaterThan(Number(held.rows[0]!.seq));
+
+      // Ordered by number alone, a reader would now get order 2's event and move past order 1's
+      // number, never to see it. The feed holds order 2's back while order 1's may still come.
+      expect((await store.readEvents(start, 1000)).events).toEqual([]);
+
+      await writer.query('COMMIT');
+    } finally {
+      await writer.end();
+    }
+    const { events, next } = await readUntil(store, start, 2);
+    expect(described(events)).toEqual(['order.cancelled 1', 'order.cancelled 2']);
+    expect((await store.readEvents(next, 1000)).events).toEqual([]);
+  });
+
+  test('two instances writing at once, one reader tailing with wait: each change exactly once', async () => {
+    const [a, b] = [await open(), await open()];
+    const app = await createApp({ store: a });
+    const key = await addKey(a, 'reader');
+    const auth = { Authorization: `Bearer ${key}` };
+    const ORDERS = 300;
+    await a.importOrders(Array.from({ length: ORDERS }, (_, i) => order({ id: i + 1 })));
+    const latest = await request(app).get('/v2/store/order-events?from=latest').set(auth);
+    expect(latest.status).toBe(200);
+
+    // The reader tails from the latest cursor while eight writers, on both instances, cancel and
+    // ship the orders (each order moves once: a cancel and a ship of one order race), and one
+    // instance imports more.
+    const changes: string[] = [];
+    let writing = true;
+    const writers = Array.from({ length: 8 }, async (_, n) => {
+      const store = n % 2 === 0 ? a : b;
+      for (let id = (n % 4) + 1; id <= ORDERS; id += 4) {
+        if (n < 4) {
+          if ((await store.cancelOrder(id)) === 'cancelled') changes.push(`order.cancelled ${id}`);
+        } else if ((await store.shipOrder(id)) === 'shipped') changes.push(`order.shipped ${id}`);
+      }
+    });
+    const imported = (async () => {
+      await b.importOrders(Array.from({ length: 500 }, (_, i) => order({ id: 1000 + i })));
+      for (let i = 0; i < 500; i += 1) changes.push(`order.created ${1000 + i}`);
+    })();
+    const seen: string[] = [];
+    const reading = (async () => {
+      let after = latest.body.nextCursor as string;
+      let deadline = Infinity;
+      for (;;) {
+        const res = await request(app).get('/v2/store/order-events').query({ after, wait: 1, limit: 64 }).set(auth);
+        expect(res.status).toBe(200);
+        seen.push(...described(res.body.events));
+        after = res.body.nextCursor;
+        // Once the writers have finished, the tail ends when it has as many events as there were
+        // changes, then reads once more to see that nothing follows.
+        if (!writing && deadline === Infinity) deadline = Date.now() + 10_000;
+        if (!writing && seen.length >= changes.length) {
+          const last = await request(app).get('/v2/store/order-events').query({ after, wait: 1 }).set(auth);
+          seen.push(...described(last.body.events));
+          return;
+        }
+        if (Date.now() > deadline) return;
+      }
+    })();
+    await Promise.all([...writers, imported]);
+    writing = false;
+    await reading;
+
+    expect(changes.length).toBe(ORDERS + 500);
+    expect(new Set(seen).size).toBe(seen.length);
+    expect([...seen].sort()).toEqual([...changes].sort());
+  }, 60_000);
+});
