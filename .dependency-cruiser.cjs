@@ -16,7 +16,7 @@ module.exports = {
       name: 'ground-floor-stays-down',
       comment: 'config, logger and metrics are read by every layer, so they import none of the layers above them.',
       severity: 'error',
-      from: { path: '^src/(config|logger|metrics|log-output|records|ids|date-time|maybe-promise)[.]ts$' },
+      from: { path: '^src/(config|logger|metrics|log-output|records|ids|date-time|maybe-promise|thrown)[.]ts$' },
       to: { path: '^src/(store|http|handlers|feed|orders|keys|contract|openapi|cli|client|app|server|demo)([/.])' },
     },
     {
@@ -24,14 +24,14 @@ module.exports = {
       comment: 'src/openapi/ is the one door to openapi-backend, below the contract rules that walk through it.',
       severity: 'error',
       from: { path: '^src/openapi/' },
-      to: { path: '^src/(contract|http|handlers|feed|orders|store|keys|cli|app|server)([/.])' },
+      to: { path: '^src/(contract|errors|http|handlers|feed|orders|store|keys|cli|app|server)([/.])' },
     },
     {
       name: 'store-below-contract-and-http',
-      comment: 'The store owns the SQL and knows no HTTP, no operation and no version of the contract.',
+      comment: 'The store owns the SQL and knows no HTTP, no operation, no API error and no version of the contract.',
       severity: 'error',
       from: { path: '^src/store/' },
-      to: { path: '^src/(contract|openapi|http|handlers|feed|orders|keys|cli|app|server)([/.])' },
+      to: { path: '^src/(contract|errors|openapi|http|handlers|feed|orders|keys|cli|app|server)([/.])' },
     },
     {
       name: 'contract-below-http',

@@ -1,5 +1,6 @@
 import type { ErrorBody, ErrorCode } from './contract/types';
 import { StoreUnavailableError } from './store/errors';
+import { StacklessError } from './thrown';
 
 /** The HTTP status and default message of every error code; the one registry of errors. */
 export const ERRORS: { readonly [C in ErrorCode]: { readonly status: number; readonly message: string } } = {
@@ -13,23 +14,6 @@ export const ERRORS: { readonly [C in ErrorCode]: { readonly status: number; rea
   internal_error: { status: 500, message: 'Internal server error' },
   service_unavailable: { status: 503, message: 'The order store is unavailable' },
 };
-
-/**
- * An Error without a stack trace. An ApiError is an expected answer, never logged with a stack, and
- * capturing one costs more than the rest of a 404; V8 captures it in Error's constructor, reading
- * `Error.stackTraceLimit` there and nowhere else, so the limit is 0 only for the length of that call.
- */
-export class StacklessError extends Error {
-  constructor(message: string) {
-    const limit = Error.stackTraceLimit;
-    Error.stackTraceLimit = 0;
-    try {
-      super(message);
-    } finally {
-      Error.stackTraceLimit = limit;
-    }
-  }
-}
 
 /** The one error type handlers throw; it carries a code from the spec's closed set. */
 export class ApiError extends StacklessError {
@@ -61,21 +45,4 @@ export function toApiError(err: unknown): { error: ApiError; expected: boolean }
   if (err instanceof ApiError) return { error: err, expected: true };
   if (err instanceof StoreUnavailableError) return { error: new ApiError('service_unavailable'), expected: false };
   return { error: new ApiError('internal_error'), expected: false };
-}
-
-/** The `code` a Node or driver error carries (`ENOENT`, `SQLITE_BUSY`, `23505`), when it has one. */
-export function errorCode(err: unknown): string | undefined {
-  if (typeof err !== 'object' || err === null || !('code' in err)) return undefined;
-  return typeof err.code === 'string' ? err.code : undefined;
-}
-
-/** The message of what was thrown, read by its shape (an Error of another realm has one too); undefined without one. */
-export function messageOf(err: unknown): string | undefined {
-  if (typeof err !== 'object' || err === null || !('message' in err)) return undefined;
-  return typeof err.message === 'string' ? err.message : undefined;
-}
-
-/** An error's message, or what was thrown, as text. */
-export function errorMessage(err: unknown): string {
-  return messageOf(err) ?? String(err);
 }

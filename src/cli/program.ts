@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigError, loadConfig, type Config } from '../config';
 import { isOpenApiDocument, loadDocument, specPath } from '../contract/document';
-import { errorCode, errorMessage } from '../errors';
+import { errorCode, errorMessage } from '../thrown';
 import { parse as parseYaml } from 'yaml';
 import type { OpenAPIV3 } from 'openapi-types';
 import { idProblem, parseId } from '../ids';

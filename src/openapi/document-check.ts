@@ -1,6 +1,6 @@
 import type { ErrorObject } from 'ajv';
 import type OpenAPIBackend from 'openapi-backend';
-import { errorCode, errorMessage } from '../errors';
+import { errorCode, errorMessage } from '../thrown';
 
 /** A standalone Ajv validate function. */
 type Check = ((document: unknown) => boolean) & { errors?: ErrorObject[] | null };

@@ -1,6 +1,6 @@
 import { OpenAPIRouter, type OpenAPIBackend, type Operation as AnyOperation, type ParsedRequest, type Request } from 'openapi-backend';
 import type { OpenAPIV3 } from 'openapi-types';
-import { StacklessError } from '../errors';
+import { StacklessError } from '../thrown';
 import { isRecord } from '../records';
 
 /** What a document does with query parameters its operations do not declare: ignore them, or refuse the request. */

@@ -3,7 +3,7 @@ import { globToRegex } from '../date-time-sql';
 import type { Connection, Dialect, Row } from '../dialect';
 import { isRecord } from '../../records';
 import pg from 'pg';
-import { errorCode, messageOf } from '../../errors';
+import { errorCode, messageOf } from '../../thrown';
 import { StoreUnavailableError } from '../errors';
 
 /** The days of each month of a leap year, two digits each, January first. */

@@ -1,9 +1,8 @@
 import type Database from 'better-sqlite3';
 import type { Dialect, Row, Statement, SyncConnection } from '../dialect';
 import { usualFormsByGlob } from '../date-time-sql';
-import { messageOf } from '../../errors';
 import { StoreBusyError, StoreInvariantError, StoreUnavailableError } from '../errors';
-import { errorCode, errorMessage } from '../../errors';
+import { errorCode, errorMessage, messageOf } from '../../thrown';
 
 /** SQLite, through better-sqlite3: positional `?`, STRICT tables, GLOB, and its own date(). */
 export const sqliteDialect: Dialect = {

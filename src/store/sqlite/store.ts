@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import { EventsExpiredError, StoreBusyError, StoreUnavailableError } from '../errors';
 import type { CancelOutcome, ImportRecords, KeyInfo, OrderRecord, OrderSnapshot, OrderStatus, PageRequest, ShipOutcome } from '../types';
 import type { EventCounts, EventPage, EventPosition, Store } from '../types';
-import { errorMessage } from '../../errors';
+import { errorMessage } from '../../thrown';
 import { cancelOutcome, cursorSecretOf, etagOf, keyCreationError, prefetched, rowToRecord, shipOutcome, timestamp as now } from '../core';
 import { EventSignals, INSERT_EVENT_SQL, MOVE_EVENTS, eventRowToRecord, pruneInBatches, type EventRow } from '../events';
 import { BEFORE_FIRST_ID, type OrderRow } from '../sql';
