@@ -4,6 +4,10 @@ import { silentLogger } from '../logger';
 import type { MaybePromise } from '../maybe-promise';
 import { EventsExpiredError, type EventPage, type Store } from '../store';
 
+/** How soon a waiting read looks again for events held back by an older transaction, and how seldom at most. */
+const HELD_BACK_FIRST_MS = 25;
+const HELD_BACK_MAX_MS = 1000;
+
 /** How the change feed is served: how long events are kept, and how many requests may wait at once. */
 export interface EventFeedOptions {
   /** Days an event is kept before it is removed (PETSTORE_EVENT_RETENTION_DAYS; default 30). */
@@ -61,10 +65,15 @@ export class EventFeed {
       let reading = false;
       let again = false;
       let done = false;
+      // Events held back by an older transaction (EventPage.heldBack) bring no signal when they
+      // settle: the read is tried again, sooner first, then at most once a second.
+      let heldBackDelay = HELD_BACK_FIRST_MS;
+      let heldBackTimer: NodeJS.Timeout | undefined;
       const finish = (outcome: { page: EventPage } | { error: unknown }): void => {
         if (done) return;
         done = true;
         clearTimeout(timer);
+        clearTimeout(heldBackTimer);
         unwatch();
         this.releases.delete(release);
         this.options.onWaiting?.(this.releases.size);
@@ -91,6 +100,13 @@ export class EventFeed {
               last = page;
               if (page.events.length > 0) finish({ page });
               else if (again) look();
+              else if (page.heldBack === true && heldBackTimer === undefined) {
+                heldBackTimer = setTimeout(() => {
+                  heldBackTimer = undefined;
+                  look();
+                }, heldBackDelay);
+                heldBackDelay = Math.min(heldBackDelay * 2, HELD_BACK_MAX_MS);
+              }
             },
             (error: unknown) => {
               reading = false;

@@ -71,6 +71,11 @@ export interface EventPage {
   readonly events: OrderEventRecord[];
   /** The last event's position, or the position read from when there was none. */
   readonly next: EventPosition;
+  /**
+   * Whether events after `next` have committed but are held back from every reader until older
+   * transactions end (PostgreSQL): no commit will signal them, so a waiting read looks again.
+   */
+  readonly heldBack?: boolean;
 }
 
 /** How many events of each type one commit wrote. */

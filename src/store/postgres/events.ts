@@ -25,10 +25,13 @@ const SETTLED = 'e.xid < pg_snapshot_xmin(pg_current_snapshot())';
 /** The change feed's statements on PostgreSQL. */
 export const EVENTS_SQL = {
   /**
-   * The last event pruned, then up to `$3` events after (`$1`, `$2`) that every reader can see, in
-   * one snapshot: one row of the mark with nulls when there is no event.
+   * The last event pruned, whether events after (`$1`, `$2`) have committed but are not settled yet
+   * (held back by an older transaction still running), then up to `$3` events after (`$1`, `$2`)
+   * that every reader can see, in one snapshot: one row of the mark with nulls when there is no event.
    */
-  read: `SELECT m.events_pruned_xid::text, m.events_pruned_seq, page.*
+  read: `SELECT m.events_pruned_xid::text, m.events_pruned_seq,
+      EXISTS (SELECT 1 FROM order_events h WHERE (h.xid, h.seq) > ($1::xid8, $2::bigint) AND h.xid >= pg_snapshot_xmin(pg_current_snapshot())),
+      page.*
     FROM store_meta m LEFT JOIN LATERAL (
       SELECT e.xid::text, e.seq, ${EVENT_COLUMNS} FROM ${EVENT_JOIN}
       WHERE (e.xid, e.seq) > ($1::xid8, $2::bigint) AND ${SETTLED}

@@ -79,7 +79,7 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
 }
 
 /** A row of EVENTS_SQL.read: the prune's mark, then an event, or nulls when there is none. */
-type ReadRow = [prunedTx: string, prunedSeq: number, ...(EventRow | NoEvent)];
+type ReadRow = [prunedTx: string, prunedSeq: number, heldBack: boolean, ...(EventRow | NoEvent)];
 type NoEvent = [null, null, null, null, null, null, null, null, null, null];
 
 class PostgresStore implements Store {
@@ -274,8 +274,8 @@ class PostgresStore implements Store {
     if (after !== 'oldest' && comparePositions(after, pruned) < 0) {
       throw new EventsExpiredError(`events after ${after.tx}/${after.seq} were removed`);
     }
-    const events = rows.flatMap(([, , ...event]) => (event[0] === null ? [] : [eventRowToRecord(event)]));
-    return { events, next: events.at(-1)?.position ?? (after === 'oldest' ? pruned : after) };
+    const events = rows.flatMap(([, , , ...event]) => (event[0] === null ? [] : [eventRowToRecord(event)]));
+    return { events, next: events.at(-1)?.position ?? (after === 'oldest' ? pruned : after), heldBack: first[2] };
   }
 
   async latestEventPosition(): Promise<EventPosition> {

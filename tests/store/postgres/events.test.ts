@@ -1,9 +1,11 @@
 import pg from 'pg';
 import request from 'supertest';
 import { createApp } from '../../../src/app';
+import { EventFeed } from '../../../src/feed/event-feed';
 import { openPostgresStore, type EventPosition, type OrderEventRecord, type Store } from '../../../src/store';
 import { freshDatabase } from '../../helpers/postgres';
-import { addKey, order } from '../../helpers/stores';
+import { addKey, order, withOverrides } from '../../helpers/stores';
+import { until } from '../../helpers/wait';
 
 // The change feed on PostgreSQL, where transactions commit in any order: no event is ever skipped
 // or repeated, whichever instance writes it.
@@ -79,6 +81,47 @@ pgTest('the change feed on PostgreSQL', () => {
     const { events, next } = await readUntil(store, start, 2);
     expect(described(events)).toEqual(['order.cancelled 1', 'order.cancelled 2']);
     expect((await store.readEvents(next, 1000)).events).toEqual([]);
+  });
+
+  test('a waiting read woken while an older transaction holds its event back is answered once that transaction ends', async () => {
+    const [store, other] = [await open(), await open()];
+    let reads = 0;
+    const counted = withOverrides(store, {
+      readEvents: (after, limit) => {
+        reads += 1;
+        return store.readEvents(after, limit);
+      },
+    });
+    const feed = new EventFeed(counted);
+    const app = await createApp({ store: counted, feed });
+    const auth = { Authorization: `Bearer ${await addKey(store, 'reader')}` };
+    await store.importOrders([order({ id: 1 })]);
+    await readUntil(store, 'oldest', 1);
+    const latest = await request(app).get('/v2/store/order-events?from=latest').set(auth);
+
+    // A transaction older than the ship takes its id and stays open: the ship's event is held back.
+    const holder = new pg.Client({ connectionString: database.url });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT pg_current_xact_id()');
+      const waiting = request(app).get('/v2/store/order-events').query({ after: latest.body.nextCursor, wait: 25 }).set(auth);
+      const answered = waiting.then((res) => res);
+      await until(() => feed.waiting === 1, 'the read waits');
+      const readsBefore = reads;
+      expect(await other.shipOrder(1)).toBe('shipped');
+      // The ship's NOTIFY woke the read, which found its event held back.
+      await until(() => reads > readsBefore, 'the woken read has looked');
+      expect(feed.waiting).toBe(1);
+
+      await holder.query('COMMIT');
+      const res = await answered;
+
+      expect(res.status).toBe(200);
+      expect(res.body.events.map((e: { type: string }) => e.type)).toEqual(['order.shipped']);
+    } finally {
+      await holder.end();
+    }
   });
 
   test('two instances writing at once, one reader tailing with wait: each change exactly once', async () => {
