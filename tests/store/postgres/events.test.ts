@@ -61,8 +61,11 @@ pgTest('the change feed on PostgreSQL', () => {
     try {
       await writer.query('BEGIN');
       await writer.query(`UPDATE orders SET status = 'cancelled', cancelled_at = $1 WHERE id = 1`, [new Date().toISOString()]);
+      // Its number is below any the store hands out: each connection takes its numbers in blocks, so
+      // which of two connections' numbers is lower depends on the blocks they hold, not on time.
       const held = await writer.query<{ seq: string }>(
-        `INSERT INTO order_events (type, order_id, status, occurred_at) VALUES ('order.cancelled', 1, NULL, $1) RETURNING seq`,
+        `INSERT INTO order_events (seq, type, order_id, status, occurred_at) OVERRIDING SYSTEM VALUE
+         VALUES (0, 'order.cancelled', 1, NULL, $1) RETURNING seq`,
         [new Date().toISOString()],
       );
       // ... while a cancel through the store takes a later number and commits.
@@ -131,6 +134,9 @@ pgTest('the change feed on PostgreSQL', () => {
     const auth = { Authorization: `Bearer ${key}` };
     const ORDERS = 300;
     await a.importOrders(Array.from({ length: ORDERS }, (_, i) => order({ id: i + 1 })));
+    // The import's events first show (another test's transaction on the cluster may hold them back),
+    // so that the latest position is after them.
+    await readUntil(a, 'oldest', ORDERS);
     const latest = await request(app).get('/v2/store/order-events?from=latest').set(auth);
     expect(latest.status).toBe(200);
 

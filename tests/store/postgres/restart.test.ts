@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
@@ -20,7 +21,7 @@ if (!possible && !PG_REQUIRED) process.stdout.write('postgres-restart: needs roo
 (possible || PG_REQUIRED ? describe : describe.skip)('a PostgreSQL server that restarts under the service', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'petstore-pg-'));
   const data = path.join(dir, 'data');
-  const port = 20000 + Math.floor(Math.random() * 20000);
+  let port = 0;
   const asPostgres = (command: string, args: string[]) =>
     execFileSync('runuser', ['-u', 'postgres', '--', `${BIN}/${command}`, ...args], { stdio: 'pipe', timeout: 60_000 });
   const pgCtl = (action: string) =>
@@ -38,10 +39,20 @@ if (!possible && !PG_REQUIRED) process.stdout.write('postgres-restart: needs roo
     ]);
   let store: Store;
 
-  beforeAll(() => {
+  beforeAll(async () => {
     fs.chmodSync(dir, 0o777);
     asPostgres('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']);
-    pgCtl('start');
+    // A port the system has just found free; should another process take it before the server
+    // binds it (other test files open connections meanwhile), the server is started on another.
+    for (let attempt = 1; ; attempt += 1) {
+      port = await freePort();
+      try {
+        pgCtl('start');
+        return;
+      } catch (err) {
+        if (attempt === 3) throw err;
+      }
+    }
   }, 60_000);
   afterAll(async () => {
     await store?.close();
@@ -77,3 +88,15 @@ if (!possible && !PG_REQUIRED) process.stdout.write('postgres-restart: needs roo
     expect((list.body as Array<{ id: number }>).map((o) => o.id)).toEqual([2]);
   }, 60_000);
 });
+
+/** A TCP port on 127.0.0.1 that nothing listens on now. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
