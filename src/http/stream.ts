@@ -118,9 +118,11 @@ export async function sendJsonArray<T>(res: ServerResponse, source: ChunkSource<
       return;
     }
     if (whole && coding === 'identity') {
-      const body = Buffer.from(`[${text}]`, 'utf8');
-      res.setHeader('Content-Length', body.length);
-      res.end(body);
+      // Handed to the socket as the string it is: Node encodes it straight into the write, where a
+      // Buffer made first would copy the whole body once more.
+      const body = `[${text}]`;
+      res.setHeader('Content-Length', Buffer.byteLength(body, 'utf8'));
+      res.end(body, 'utf8');
       return;
     }
     if (coding !== 'identity') {
