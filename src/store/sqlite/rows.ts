@@ -15,6 +15,16 @@ export const PUBLISHED = [
 export const SQL = storeSql(PUBLISHED);
 
 /**
+ * The list, for a read transaction that has seen no import being published (PUBLISHING_SQL
+ * found no row): in that snapshot PUBLISHED holds for every order, so the list reads the orders
+ * without testing each against the import's range.
+ */
+export const LIST_ALL_SQL = storeSql().list;
+
+/** Whether an import is being published a slice at a time, in the reading transaction's snapshot: a row, or none. */
+export const PUBLISHING_SQL = 'SELECT 1 FROM import_publishing LIMIT 1';
+
+/**
  * The first event the feed may not show yet: while an import publishes in slices, its events are
  * written with each slice, and every event from its first on (a cancel's meanwhile included) waits
  * until the import shows its orders, so that no reader passes an event that is still to appear.

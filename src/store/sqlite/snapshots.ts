@@ -3,13 +3,15 @@ import type { OrderSnapshot } from '../types';
 import { guard, sqlitePlaceholders, storeClosed, translate } from './dialect';
 import { etagOf, rowToRecord } from '../core';
 import { BEFORE_FIRST_ID, type OrderRow } from '../sql';
-import { SQL } from './rows';
+import { LIST_ALL_SQL, PUBLISHING_SQL, SQL } from './rows';
 
 interface Reader {
   db: Database.Database;
   begin: Database.Statement;
   meta: Database.Statement<[], { store_id: string; revision: number }>;
   list: Database.Statement<[after: number, limit: number], OrderRow>;
+  listAll: Database.Statement<[after: number, limit: number], OrderRow>;
+  publishing: Database.Statement<[], number>;
   commit: Database.Statement;
 }
 
@@ -36,9 +38,12 @@ export class ReaderPool {
   open(): OrderSnapshot {
     const reader = guard(() => this.acquire());
     let etag: string;
+    let list: Reader['list'];
     try {
       reader.begin.run();
       etag = etagOf(reader.meta.get());
+      // The same snapshot for every page: without an import being published in it, no order needs the test.
+      list = reader.publishing.get() === undefined ? reader.listAll : reader.list;
     } catch (err) {
       this.discard(reader);
       throw translate(err);
@@ -61,7 +66,7 @@ export class ReaderPool {
         if (done) return [];
         let rows: OrderRow[];
         try {
-          rows = reader.list.all(after, max);
+          rows = list.all(after, max);
         } catch (err) {
           finish();
           throw translate(err);
@@ -92,6 +97,8 @@ export class ReaderPool {
       begin: db.prepare('BEGIN'),
       meta: db.prepare(SQL.meta),
       list: db.prepare<[after: number, limit: number], OrderRow>(sqlitePlaceholders(SQL.list)).raw(true),
+      listAll: db.prepare<[after: number, limit: number], OrderRow>(sqlitePlaceholders(LIST_ALL_SQL)).raw(true),
+      publishing: db.prepare<[], number>(PUBLISHING_SQL).pluck(),
       commit: db.prepare('COMMIT'),
     };
   }

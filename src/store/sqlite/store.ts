@@ -11,7 +11,7 @@ import { BEFORE_FIRST_ID, type OrderRow } from '../sql';
 import { guard, sqliteDialect, sqlitePlaceholders, storeClosed } from './dialect';
 import { importThroughStaging } from './import';
 import { migrate } from './migrations';
-import { EVENTS_SQL, SQL } from './rows';
+import { EVENTS_SQL, LIST_ALL_SQL, PUBLISHING_SQL, SQL } from './rows';
 import { GroupCommit } from './group-commit';
 import { ReaderPool } from './snapshots';
 
@@ -125,6 +125,8 @@ class SqliteStore implements Store {
     this.statements = {
       meta: prepare<[], { store_id: string; revision: number }>(SQL.meta),
       list: prepare<[after: number, limit: number], OrderRow>(SQL.list).raw(true),
+      listAll: prepare<[after: number, limit: number], OrderRow>(LIST_ALL_SQL).raw(true),
+      publishing: prepare<[], number>(PUBLISHING_SQL).pluck(),
       bump: prepare(SQL.bumpRevision),
       anyOrder: prepare<[], { one: number }>(SQL.anyOrder),
       order: prepare<[number], OrderRow>(SQL.order).raw(true),
@@ -246,7 +248,10 @@ class SqliteStore implements Store {
     const first = this.guard(() =>
       this.db.transaction(() => ({
         etag: etagOf(this.statements.meta.get()),
-        rows: this.statements.list.all(BEFORE_FIRST_ID, prefetch + 1),
+        rows: (this.statements.publishing.get() === undefined ? this.statements.listAll : this.statements.list).all(
+          BEFORE_FIRST_ID,
+          prefetch + 1,
+        ),
       }))(),
     );
     return prefetched(first.etag, first.rows, prefetch) ?? this.readers.open();
