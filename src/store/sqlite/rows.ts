@@ -24,6 +24,11 @@ export const LIST_ALL_SQL = storeSql().list;
 /** Whether an import is being published a slice at a time, in the reading transaction's snapshot: a row, or none. */
 export const PUBLISHING_SQL = 'SELECT 1 FROM import_publishing LIMIT 1';
 
+/** The list statement for a read transaction under way: LIST_ALL_SQL's when its snapshot has no import being published. */
+export function listFor<S>(statements: { readonly publishing: { get(): unknown }; readonly list: S; readonly listAll: S }): S {
+  return statements.publishing.get() === undefined ? statements.listAll : statements.list;
+}
+
 /**
  * The first event the feed may not show yet: while an import publishes in slices, its events are
  * written with each slice, and every event from its first on (a cancel's meanwhile included) waits

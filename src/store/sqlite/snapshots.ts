@@ -3,7 +3,7 @@ import type { OrderSnapshot } from '../types';
 import { guard, sqlitePlaceholders, storeClosed, translate } from './dialect';
 import { etagOf, rowToRecord } from '../core';
 import { BEFORE_FIRST_ID, type OrderRow } from '../sql';
-import { LIST_ALL_SQL, PUBLISHING_SQL, SQL } from './rows';
+import { LIST_ALL_SQL, PUBLISHING_SQL, SQL, listFor } from './rows';
 
 interface Reader {
   db: Database.Database;
@@ -43,7 +43,7 @@ export class ReaderPool {
       reader.begin.run();
       etag = etagOf(reader.meta.get());
       // The same snapshot for every page: without an import being published in it, no order needs the test.
-      list = reader.publishing.get() === undefined ? reader.listAll : reader.list;
+      list = listFor(reader);
     } catch (err) {
       this.discard(reader);
       throw translate(err);

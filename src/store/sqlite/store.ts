@@ -11,7 +11,7 @@ import { BEFORE_FIRST_ID, type OrderRow } from '../sql';
 import { guard, sqliteDialect, sqlitePlaceholders, storeClosed } from './dialect';
 import { importThroughStaging } from './import';
 import { migrate } from './migrations';
-import { EVENTS_SQL, LIST_ALL_SQL, PUBLISHING_SQL, SQL } from './rows';
+import { EVENTS_SQL, LIST_ALL_SQL, PUBLISHING_SQL, SQL, listFor } from './rows';
 import { GroupCommit } from './group-commit';
 import { ReaderPool } from './snapshots';
 
@@ -248,10 +248,7 @@ class SqliteStore implements Store {
     const first = this.guard(() =>
       this.db.transaction(() => ({
         etag: etagOf(this.statements.meta.get()),
-        rows: (this.statements.publishing.get() === undefined ? this.statements.listAll : this.statements.list).all(
-          BEFORE_FIRST_ID,
-          prefetch + 1,
-        ),
+        rows: listFor(this.statements).all(BEFORE_FIRST_ID, prefetch + 1),
       }))(),
     );
     return prefetched(first.etag, first.rows, prefetch) ?? this.readers.open();
