@@ -4,13 +4,14 @@ import {
   type CancelOutcome,
   type ImportRecord,
   type ImportRecords,
+  type ListedOrder,
   type OrderRecord,
   type OrderSnapshot,
   type OrderStatus,
   type ShipOutcome,
 } from './types';
 import type { Dialect } from './dialect';
-import type { OrderRow } from './sql';
+import type { ListedRow, OrderRow } from './sql';
 
 // What every store does the same way, apart from its SQL (./sql.ts): the mapping of rows to
 // records, the list's ETag and first-page prefetch, the outcomes of a move, the cursor secret, an import's batches.
@@ -21,6 +22,11 @@ export const timestamp = (): string => new Date().toISOString();
 /** The one mapping from a stored row to the store's order record (`complete` is 0 or 1 in SQLite, a boolean in PostgreSQL). */
 export function rowToRecord([id, petId, quantity, shipDate, complete, status]: OrderRow): OrderRecord {
   return { id, petId, quantity, shipDate, complete: complete === 1 || complete === true, status };
+}
+
+/** A row of the list's snapshot as the order it lists. */
+export function rowToListed([id, petId, quantity, shipDate, complete]: ListedRow): ListedOrder {
+  return { id, petId, quantity, shipDate, complete: complete === 1 || complete === true };
 }
 
 /** The list's weak ETag: the database's random id and its revision, from store_meta's one row. */
@@ -34,12 +40,12 @@ export function etagOf(meta: { store_id: string; revision: number } | undefined)
  * such a list is the whole snapshot, read already (the store then gives its connection back at
  * once). Undefined when the first read did not hold the whole list.
  */
-export function prefetched(etag: string, first: readonly OrderRow[], prefetch: number): OrderSnapshot | undefined {
-  return first.length <= prefetch ? snapshotOf(etag, first.map(rowToRecord)) : undefined;
+export function prefetched(etag: string, first: readonly ListedRow[], prefetch: number): OrderSnapshot | undefined {
+  return first.length <= prefetch ? snapshotOf(etag, first.map(rowToListed)) : undefined;
 }
 
 /** A snapshot already read whole, for a list that fit in the first page. */
-function snapshotOf(etag: string, orders: OrderRecord[]): OrderSnapshot {
+function snapshotOf(etag: string, orders: ListedOrder[]): OrderSnapshot {
   let at = 0;
   return {
     etag,

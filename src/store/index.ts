@@ -7,6 +7,7 @@ export type {
   CancelOutcome,
   ShipOutcome,
   OrderRecord,
+  ListedOrder,
   OrderStatus,
   OrderFilter,
   PageRequest,

@@ -15,6 +15,15 @@ export type OrderRow = [id: number, petId: number, quantity: number, shipDate: s
 export const ORDER_ROW_COLUMNS = 'id, pet_id, quantity, ship_date, complete, status';
 
 /**
+ * A row of the list's snapshot (snapshotSql): an OrderRow without its status, which the list
+ * does not show. A text column costs a string per row: of a 1,000-order page, about a fifth of the read.
+ */
+export type ListedRow = [id: number, petId: number, quantity: number, shipDate: string, complete: number | boolean];
+
+/** The columns of a ListedRow, in its order. */
+export const LISTED_COLUMNS = 'id, pet_id, quantity, ship_date, complete';
+
+/**
  * What an import record gives an order besides its id, and the ship instant the store derives from
  * its ship date: what both stores stage, in this order.
  */
@@ -43,8 +52,13 @@ const where = (conditions: readonly string[]): string => conditions.join(' AND '
  * The list: the orders not cancelled with an id above `$1`, in id order, at most `$2` of them (no
  * bound: NULL in PostgreSQL, -1 in SQLite). Read a page at a time by keyset, or whole by a cursor.
  */
-export function listSql(visible: readonly string[] = []): string {
-  return `SELECT ${ORDER_ROW_COLUMNS} FROM orders WHERE ${where([`status <> 'cancelled'`, 'id > $1', ...visible])} ORDER BY id LIMIT $2`;
+export function listSql(visible: readonly string[] = [], columns = ORDER_ROW_COLUMNS): string {
+  return `SELECT ${columns} FROM orders WHERE ${where([`status <> 'cancelled'`, 'id > $1', ...visible])} ORDER BY id LIMIT $2`;
+}
+
+/** The list's snapshot: the orders listSql reads, as ListedRows. */
+export function snapshotSql(visible: readonly string[] = []): string {
+  return listSql(visible, LISTED_COLUMNS);
 }
 
 /** Any order at all, cancelled or not. */
@@ -92,7 +106,7 @@ export function storeSql(visible: readonly string[] = []) {
   return {
     meta: META_SQL,
     bumpRevision: BUMP_REVISION_SQL,
-    list: listSql(visible),
+    snapshot: snapshotSql(visible),
     anyOrder: anyOrderSql(visible),
     order: orderSql(visible),
     status: statusSql(visible),

@@ -15,6 +15,12 @@ export interface OrderRecord {
   status: OrderStatus;
 }
 
+/**
+ * An order as the list shows it: every order listed is pending or shipped, and the list does not
+ * say which, so its status is not read.
+ */
+export type ListedOrder = Omit<OrderRecord, 'status'>;
+
 /** One record of an import file, already validated against the spec's Order schema. */
 export interface ImportRecord {
   id?: number;
@@ -102,7 +108,7 @@ export interface OrderSnapshot {
   /** The list's ETag at this snapshot. */
   readonly etag: string;
   /** Up to `max` more orders in id order; an empty array once the list is exhausted. */
-  read(max: number): Promise<OrderRecord[]>;
+  read(max: number): Promise<ListedOrder[]>;
   /** Whether every order has been read; a snapshot that cannot tell without reading on leaves it out. */
   exhausted?(): boolean;
   /** Releases the snapshot; safe to call more than once. */

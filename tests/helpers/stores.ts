@@ -2,7 +2,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { StoreKind } from '../../src/config';
 import { generateKey, hashKey } from '../../src/keys';
-import { openPostgresStore, openSqliteStore, type ImportRecord, type OrderRecord, type Store } from '../../src/store';
+import { openPostgresStore, openSqliteStore, type ImportRecord, type ListedOrder, type OrderRecord, type Store } from '../../src/store';
 import { DATE_TIME_DIGITS, instantKeySql, shipDateRule } from '../../src/store/date-time-sql';
 import { postgresDialect } from '../../src/store/postgres/dialect';
 import { freshDatabase, sql } from './postgres';
@@ -236,10 +236,21 @@ export function rowsOf(file: string): Array<{ id: number; status: string; cancel
   }
 }
 
+/** Every order the store lists, each with its status (the list does not read it): read one by one. */
+export async function recordsOf(store: Store): Promise<OrderRecord[]> {
+  const records: OrderRecord[] = [];
+  for (const { id } of await listAll(store)) {
+    const record = await store.getOrder(id);
+    if (record === undefined) throw new Error(`order ${id} of the list is gone`);
+    records.push(record);
+  }
+  return records;
+}
+
 /** Every order a snapshot of the store lists, read in small chunks. */
-export async function listAll(store: Store): Promise<OrderRecord[]> {
+export async function listAll(store: Store): Promise<ListedOrder[]> {
   const snapshot = await store.snapshotOrders();
-  const all: OrderRecord[] = [];
+  const all: ListedOrder[] = [];
   try {
     for (let chunk = await snapshot.read(7); chunk.length > 0; chunk = await snapshot.read(7)) all.push(...chunk);
   } finally {

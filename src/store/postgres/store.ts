@@ -2,7 +2,17 @@ import pg from 'pg';
 import Cursor from 'pg-cursor';
 import type { Logger } from '../../logger';
 import { silentLogger } from '../../logger';
-import { cancelOutcome, cursorSecretOf, etagOf, keyCreationError, prefetched, rowToRecord, shipOutcome, timestamp as now } from '../core';
+import {
+  cancelOutcome,
+  cursorSecretOf,
+  etagOf,
+  keyCreationError,
+  prefetched,
+  rowToListed,
+  rowToRecord,
+  shipOutcome,
+  timestamp as now,
+} from '../core';
 import {
   EventSignals,
   MOVE_EVENTS,
@@ -13,9 +23,19 @@ import {
   pruneInBatches,
   type EventRow,
 } from '../events';
-import { BEFORE_FIRST_ID, statusSql, storeSql, type OrderRow } from '../sql';
+import { BEFORE_FIRST_ID, statusSql, storeSql, type ListedRow, type OrderRow } from '../sql';
 import { EventsExpiredError, StoreInvariantError } from '../errors';
-import type { CancelOutcome, ImportRecords, KeyInfo, OrderRecord, OrderSnapshot, OrderStatus, PageRequest, ShipOutcome } from '../types';
+import type {
+  CancelOutcome,
+  ImportRecords,
+  KeyInfo,
+  ListedOrder,
+  OrderRecord,
+  OrderSnapshot,
+  OrderStatus,
+  PageRequest,
+  ShipOutcome,
+} from '../types';
 import type { EventCounts, EventPage, EventPosition, Store } from '../types';
 import { guard, postgresDialect, translate } from './dialect';
 import { EVENTS_CHANNEL, EVENTS_SQL, listenForEvents } from './events';
@@ -137,7 +157,7 @@ class PostgresStore implements Store {
   async snapshotOrders(prefetch = 1000): Promise<OrderSnapshot> {
     return guard(async () => {
       const client = await this.pool.connect();
-      let cursor: Cursor<OrderRow> | undefined;
+      let cursor: Cursor<ListedRow> | undefined;
       let done = false;
       // Gives the connection back once: ended cleanly for reuse, or destroyed after a failure.
       const finish = async (failure?: unknown): Promise<void> => {
@@ -161,7 +181,7 @@ class PostgresStore implements Store {
         const meta = await client.query<{ store_id: string; revision: number }>(SQL.meta);
         const etag = etagOf(meta.rows[0]);
         // The whole list, from before the first id, with no bound (LIMIT NULL).
-        const open = client.query(new Cursor<OrderRow>(SQL.list, [BEFORE_FIRST_ID, null], { rowMode: 'array' }));
+        const open = client.query(new Cursor<ListedRow>(SQL.snapshot, [BEFORE_FIRST_ID, null], { rowMode: 'array' }));
         cursor = open;
         // Most lists fit in the first read: then the connection goes back at once.
         const first = await open.read(prefetch + 1);
@@ -170,10 +190,10 @@ class PostgresStore implements Store {
           await finish();
           return whole;
         }
-        let pending: OrderRow[] = first;
+        let pending: ListedRow[] = first;
         return {
           etag,
-          read: async (max: number): Promise<OrderRecord[]> => {
+          read: async (max: number): Promise<ListedOrder[]> => {
             if (pending.length < max && !done) {
               try {
                 const more = await open.read(max - pending.length);
@@ -186,7 +206,7 @@ class PostgresStore implements Store {
             }
             const chunk = pending.slice(0, max);
             pending = pending.slice(max);
-            return chunk.map(rowToRecord);
+            return chunk.map(rowToListed);
           },
           close: () => finish(),
         };

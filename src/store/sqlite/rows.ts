@@ -19,7 +19,7 @@ export const SQL = storeSql(PUBLISHED);
  * found no row): in that snapshot PUBLISHED holds for every order, so the list reads the orders
  * without testing each against the import's range.
  */
-export const LIST_ALL_SQL = storeSql().list;
+export const LIST_ALL_SQL = storeSql().snapshot;
 
 /** Whether an import is being published a slice at a time, in the reading transaction's snapshot: a row, or none. */
 export const PUBLISHING_SQL = 'SELECT 1 FROM import_publishing LIMIT 1';

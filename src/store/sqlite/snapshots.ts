@@ -1,16 +1,16 @@
 import Database from 'better-sqlite3';
 import type { OrderSnapshot } from '../types';
 import { guard, sqlitePlaceholders, storeClosed, translate } from './dialect';
-import { etagOf, rowToRecord } from '../core';
-import { BEFORE_FIRST_ID, type OrderRow } from '../sql';
+import { etagOf, rowToListed } from '../core';
+import { BEFORE_FIRST_ID, type ListedRow } from '../sql';
 import { LIST_ALL_SQL, PUBLISHING_SQL, SQL, listFor } from './rows';
 
 interface Reader {
   db: Database.Database;
   begin: Database.Statement;
   meta: Database.Statement<[], { store_id: string; revision: number }>;
-  list: Database.Statement<[after: number, limit: number], OrderRow>;
-  listAll: Database.Statement<[after: number, limit: number], OrderRow>;
+  list: Database.Statement<[after: number, limit: number], ListedRow>;
+  listAll: Database.Statement<[after: number, limit: number], ListedRow>;
   publishing: Database.Statement<[], number>;
   commit: Database.Statement;
 }
@@ -34,8 +34,12 @@ export class ReaderPool {
    * Opens a snapshot: one read transaction on a connection of its own, so the ETag and every page
    * come from the same moment while writers carry on. Pages are read by keyset, each a single
    * statement, so no statement stays open between chunks.
+   *
+   * `first` is the list's first page as another transaction read it, with the ETag it read: when
+   * the snapshot has the same ETag, it has the same list (the revision changes with every write
+   * that changes the list), so those rows are its own first ones, and are not read again.
    */
-  open(): OrderSnapshot {
+  open(first?: { readonly etag: string; readonly rows: readonly ListedRow[] }): OrderSnapshot {
     const reader = guard(() => this.acquire());
     let etag: string;
     let list: Reader['list'];
@@ -49,7 +53,8 @@ export class ReaderPool {
       throw translate(err);
     }
     let done = false;
-    let after = BEFORE_FIRST_ID;
+    let pending: ListedRow[] = first?.etag === etag ? first.rows.slice() : [];
+    let after = pending.length === 0 ? BEFORE_FIRST_ID : pending[pending.length - 1]![0];
     const finish = (): void => {
       if (done) return;
       done = true;
@@ -63,17 +68,21 @@ export class ReaderPool {
     return {
       etag,
       read: async (max) => {
-        if (done) return [];
-        let rows: OrderRow[];
-        try {
-          rows = list.all(after, max);
-        } catch (err) {
-          finish();
-          throw translate(err);
+        let rows = pending.length <= max ? pending : pending.slice(0, max);
+        pending = pending.length <= max ? [] : pending.slice(max);
+        if (rows.length < max && !done) {
+          let more: ListedRow[];
+          try {
+            more = list.all(after, max - rows.length);
+          } catch (err) {
+            finish();
+            throw translate(err);
+          }
+          if (more.length < max - rows.length) finish();
+          else after = more[more.length - 1]![0];
+          rows = rows.length === 0 ? more : rows.concat(more);
         }
-        if (rows.length < max) finish();
-        else after = rows[rows.length - 1]?.[0] ?? after;
-        return rows.map(rowToRecord);
+        return rows.map(rowToListed);
       },
       close: async () => finish(),
     };
@@ -96,8 +105,8 @@ export class ReaderPool {
       db,
       begin: db.prepare('BEGIN'),
       meta: db.prepare(SQL.meta),
-      list: db.prepare<[after: number, limit: number], OrderRow>(sqlitePlaceholders(SQL.list)).raw(true),
-      listAll: db.prepare<[after: number, limit: number], OrderRow>(sqlitePlaceholders(LIST_ALL_SQL)).raw(true),
+      list: db.prepare<[after: number, limit: number], ListedRow>(sqlitePlaceholders(SQL.snapshot)).raw(true),
+      listAll: db.prepare<[after: number, limit: number], ListedRow>(sqlitePlaceholders(LIST_ALL_SQL)).raw(true),
       publishing: db.prepare<[], number>(PUBLISHING_SQL).pluck(),
       commit: db.prepare('COMMIT'),
     };

@@ -7,7 +7,7 @@ import type { EventCounts, EventPage, EventPosition, Store } from '../types';
 import { errorMessage } from '../../thrown';
 import { cancelOutcome, cursorSecretOf, etagOf, keyCreationError, prefetched, rowToRecord, shipOutcome, timestamp as now } from '../core';
 import { EventSignals, INSERT_EVENT_SQL, MOVE_EVENTS, eventRowToRecord, pruneInBatches, type EventRow } from '../events';
-import { BEFORE_FIRST_ID, type OrderRow } from '../sql';
+import { BEFORE_FIRST_ID, type ListedRow, type OrderRow } from '../sql';
 import { guard, sqliteDialect, sqlitePlaceholders, storeClosed } from './dialect';
 import { importThroughStaging } from './import';
 import { migrate } from './migrations';
@@ -104,6 +104,8 @@ class SqliteStore implements Store {
   private readonly statements;
   /** Cancels arriving together share one transaction, and so one fsync, before any is answered. */
   private readonly cancels: GroupCommit<number, CancelOutcome>;
+  /** The list's ETag and its first `limit` orders, read in one transaction. */
+  private readonly firstPage: (limit: number) => { etag: string; rows: ListedRow[] };
   /** The statement of each shape of page, prepared on first use (at most 4 × 2^4 shapes). */
   private readonly pages = new Map<string, Database.Statement<unknown[], OrderRow>>();
   /** The last write that failed because the store was unavailable, until a write succeeds again. */
@@ -124,8 +126,8 @@ class SqliteStore implements Store {
     const prepare = <P extends unknown[], R>(sql: string) => db.prepare<P, R>(sqlitePlaceholders(sql));
     this.statements = {
       meta: prepare<[], { store_id: string; revision: number }>(SQL.meta),
-      list: prepare<[after: number, limit: number], OrderRow>(SQL.list).raw(true),
-      listAll: prepare<[after: number, limit: number], OrderRow>(LIST_ALL_SQL).raw(true),
+      list: prepare<[after: number, limit: number], ListedRow>(SQL.snapshot).raw(true),
+      listAll: prepare<[after: number, limit: number], ListedRow>(LIST_ALL_SQL).raw(true),
       publishing: prepare<[], number>(PUBLISHING_SQL).pluck(),
       bump: prepare(SQL.bumpRevision),
       anyOrder: prepare<[], { one: number }>(SQL.anyOrder),
@@ -149,6 +151,10 @@ class SqliteStore implements Store {
       prune: prepare<[number], never>(EVENTS_SQL.prune),
       markPruned: prepare<[number], never>(EVENTS_SQL.markPruned),
     };
+    this.firstPage = db.transaction((limit: number) => ({
+      etag: etagOf(this.statements.meta.get()),
+      rows: listFor(this.statements).all(BEFORE_FIRST_ID, limit),
+    }));
     const cancelAll = db.transaction((ids: readonly number[]): CancelOutcome[] => {
       const at = now();
       const { type, status } = MOVE_EVENTS.cancelled;
@@ -244,14 +250,10 @@ class SqliteStore implements Store {
 
   async snapshotOrders(prefetch = 1000): Promise<OrderSnapshot> {
     // Most lists fit in one page: read it, with its ETag, in one read transaction on this
-    // connection, and take a reader connection only for a list longer than that.
-    const first = this.guard(() =>
-      this.db.transaction(() => ({
-        etag: etagOf(this.statements.meta.get()),
-        rows: listFor(this.statements).all(BEFORE_FIRST_ID, prefetch + 1),
-      }))(),
-    );
-    return prefetched(first.etag, first.rows, prefetch) ?? this.readers.open();
+    // connection, and take a reader connection only for a list longer than that, which reads on
+    // after that page when nothing changed the list in between.
+    const first = this.guard(() => this.firstPage(prefetch + 1));
+    return prefetched(first.etag, first.rows, prefetch) ?? this.readers.open(first);
   }
 
   getOrder(id: number): OrderRecord | undefined {

@@ -3,7 +3,7 @@ import request from 'supertest';
 import { createApp } from '../../../src/app';
 import { EventFeed } from '../../../src/feed/event-feed';
 import { expectConforms, sendExample } from '../../helpers/contract';
-import { eachStore, listAll, order, type StoreSuite } from '../../helpers/stores';
+import { eachStore, order, recordsOf, type StoreSuite } from '../../helpers/stores';
 import { until } from '../../helpers/wait';
 
 // listOrderEvents (GET /v2/store/order-events), the change feed, on both stores.
@@ -330,7 +330,7 @@ eachStore((s) => {
         if (page.events.length === 0) break;
       }
 
-      const orders = (await listAll(s.store)).map((each) => [each.id, each] as const);
+      const orders = (await recordsOf(s.store)).map((each) => [each.id, each] as const);
       expect(new Map(orders)).toEqual(mirror);
       expect(mirror.size).toBe(42);
     });

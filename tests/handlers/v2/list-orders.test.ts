@@ -5,7 +5,7 @@ import { instantKey } from '../../../src/date-time';
 import { loadDocument, specPath } from '../../../src/contract/document';
 import type { ImportRecord, OrderRecord } from '../../../src/store';
 import { expectConforms } from '../../helpers/contract';
-import { eachStore, listAll, order } from '../../helpers/stores';
+import { eachStore, order, recordsOf } from '../../helpers/stores';
 
 type Query = Record<string, string | number | boolean>;
 interface Page {
@@ -104,7 +104,7 @@ eachStore((s) => {
   test('walking every page of every filter combination returns exactly the matching orders, once each, in id order', async () => {
     await s.store.importOrders(seedOrders(90));
     for (const id of [4, 10, 31, 100]) await s.store.cancelOrder(id);
-    const all = await listAll(s.store);
+    const all = await recordsOf(s.store);
     const served = await app();
     const combinations = everyCombination();
 
