@@ -101,11 +101,11 @@ export async function sendJsonArray<T>(res: ServerResponse, source: ChunkSource<
   let committed = false;
   try {
     const first = await source.read(chunkItems);
-    let text = first.map(writeItem).join(',');
     // A list of exactly one chunk is whole too when the source knows it has nothing more: it goes
     // out with a Content-Length in one write, not chunked over two turns of the event loop.
     const whole = first.length < chunkItems || source.exhausted?.() === true;
-    const coding = whole && text.length + 2 < COMPRESS_MIN_BYTES ? 'identity' : options.coding;
+    const text = whole ? jsonArray(first.map(writeItem)) : `[${first.map(writeItem).join(',')}`;
+    const coding = whole && text.length < COMPRESS_MIN_BYTES ? 'identity' : options.coding;
 
     committed = true;
     res.statusCode = options.status;
@@ -119,10 +119,11 @@ export async function sendJsonArray<T>(res: ServerResponse, source: ChunkSource<
     }
     if (whole && coding === 'identity') {
       // Handed to the socket as the string it is: Node encodes it straight into the write, where a
-      // Buffer made first would copy the whole body once more.
-      const body = `[${text}]`;
-      res.setHeader('Content-Length', Buffer.byteLength(body, 'utf8'));
-      res.end(body, 'utf8');
+      // Buffer made first would copy the whole body once more. A body of ASCII alone (as many
+      // bytes as characters) is the same bytes in Latin-1, which is copied rather than encoded.
+      const bytes = Buffer.byteLength(text, 'utf8');
+      res.setHeader('Content-Length', bytes);
+      res.end(text, bytes === text.length ? 'latin1' : 'utf8');
       return;
     }
     if (coding !== 'identity') {
@@ -133,20 +134,24 @@ export async function sendJsonArray<T>(res: ServerResponse, source: ChunkSource<
       out = compressor;
     }
 
+    if (whole) {
+      // Compressed, so its length is not known yet.
+      out.end(text);
+      return;
+    }
     let empty = first.length === 0;
-    await write(out, res, `[${text}`);
+    await write(out, res, text);
     // Push the first chunk through the compressor now, so the first byte does not wait for its buffer.
     compressor?.flush();
-    if (!whole) {
-      for (;;) {
-        await new Promise<void>((resolve) => setImmediate(resolve));
-        if (gone) break;
-        const chunk = await source.read(chunkItems);
-        if (gone || chunk.length === 0) break;
-        text = chunk.map(writeItem).join(',');
-        await write(out, res, empty ? text : `,${text}`);
-        empty = false;
-      }
+    for (;;) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (gone) break;
+      const chunk = await source.read(chunkItems);
+      if (gone || chunk.length === 0) break;
+      const items = chunk.map(writeItem);
+      if (!empty) items[0] = `,${items[0]}`;
+      await write(out, res, items.join(','));
+      empty = false;
     }
     if (gone) out.destroy();
     else out.end(']');
@@ -158,6 +163,17 @@ export async function sendJsonArray<T>(res: ServerResponse, source: ChunkSource<
   } finally {
     await source.close();
   }
+}
+
+/**
+ * The items as one JSON array, in one flat string: the brackets join the first and last items,
+ * so the text is built once, by the join, and not copied again to be sent.
+ */
+function jsonArray(items: string[]): string {
+  if (items.length === 0) return '[]';
+  items[0] = `[${items[0]}`;
+  items[items.length - 1] = `${items[items.length - 1]}]`;
+  return items.join(',');
 }
 
 /** Writes a piece, then waits for the buffer to drain (or the client to leave) before going on. */
