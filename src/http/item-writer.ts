@@ -62,26 +62,29 @@ function compileFlatWriter(schema: OpenAPIV3.SchemaObject): ItemWriter | null {
   if ([...required].some((name) => !names.includes(name))) return null;
 
   const lines: string[] = [];
-  const parts: string[] = [];
-  let hasOptional = false;
+  /** Each property's JSON, as pieces: its key and the constant parts of its value, and the expressions between them. */
+  const pieces: Piece[][] = [];
+  const optional: boolean[] = [];
   for (const [index, name] of names.entries()) {
     const property = schema.properties[name] as OpenAPIV3.SchemaObject;
     const check = propertyCheck(property, `v${index}`, name);
     if (check === null) return null;
-    const key = JSON.stringify(`${JSON.stringify(name)}:`);
     lines.push(`const v${index} = item[${JSON.stringify(name)}];`);
-    if (required.has(name)) {
-      lines.push(`if (v${index} === undefined) return fail(${JSON.stringify(`${name} is required`)});`, check.test);
-      parts.push(`${key} + ${check.write}`);
-    } else {
-      hasOptional = true;
-      lines.push(`if (v${index} !== undefined) { ${check.test} }`);
-      parts.push(`(v${index} === undefined ? '' : ${key} + ${check.write})`);
-    }
+    if (required.has(name)) lines.push(`if (v${index} === undefined) return fail(${JSON.stringify(`${name} is required`)});`, check.test);
+    else lines.push(`if (v${index} !== undefined) { ${check.test} }`);
+    pieces.push([{ text: `${JSON.stringify(name)}:` }, ...check.write]);
+    optional.push(!required.has(name));
   }
-  const body = hasOptional
-    ? `return '{' + [${parts.join(', ')}].filter((part) => part !== '').join(',') + '}';`
-    : `return '{' + ${parts.join(" + ',' + ")} + '}';`;
+  let body: string;
+  if (optional.includes(true)) {
+    const parts = pieces.map((each, index) =>
+      optional[index] ? `(v${index} === undefined ? '' : ${concatenation(each)})` : concatenation(each),
+    );
+    body = `return '{' + [${parts.join(', ')}].filter((part) => part !== '').join(',') + '}';`;
+  } else {
+    // One concatenation for the whole object, its constant text merged: each + makes a string.
+    body = `return ${concatenation([{ text: '{' }, ...pieces.flatMap((each, index) => (index === 0 ? each : [{ text: ',' }, ...each])), { text: '}' }])};`;
+  }
   const source = `
     return function writeItem(item) {
       if (typeof item !== 'object' || item === null || Array.isArray(item)) return fail('value must be object');
@@ -110,8 +113,22 @@ function compileFlatWriter(schema: OpenAPIV3.SchemaObject): ItemWriter | null {
 
 const FAILED = Symbol('failed');
 
-/** The test and the JSON expression of one property's value `v`, or null when the schema needs Ajv. */
-function propertyCheck(schema: OpenAPIV3.SchemaObject, v: string, name: string): { test: string; write: string } | null {
+/** A piece of an item's JSON: constant text, or an expression whose value is text (or a number, written as it converts). */
+type Piece = { readonly text: string } | { readonly expression: string };
+
+/** The pieces as one JavaScript concatenation, adjacent constant text merged; it starts with text, so every + makes a string. */
+function concatenation(pieces: readonly Piece[]): string {
+  const merged: Piece[] = [];
+  for (const piece of pieces) {
+    const last = merged[merged.length - 1];
+    if ('text' in piece && last !== undefined && 'text' in last) merged[merged.length - 1] = { text: last.text + piece.text };
+    else merged.push(piece);
+  }
+  return merged.map((piece) => ('text' in piece ? JSON.stringify(piece.text) : `(${piece.expression})`)).join(' + ');
+}
+
+/** The test and the JSON pieces of one property's value `v`, or null when the schema needs Ajv. */
+function propertyCheck(schema: OpenAPIV3.SchemaObject, v: string, name: string): { test: string; write: Piece[] } | null {
   const keywords = Object.keys(schema).filter((keyword) => !ANNOTATIONS.has(keyword));
   const fail = (message: string): string => `return fail(${JSON.stringify(`${name} ${message}`)});`;
   const only = (...allowed: string[]): boolean => keywords.every((keyword) => allowed.includes(keyword));
@@ -127,11 +144,12 @@ function propertyCheck(schema: OpenAPIV3.SchemaObject, v: string, name: string):
       if (schema.minimum !== undefined) tests.push(`if (${v} < ${schema.minimum}) ${fail(`must be >= ${schema.minimum}`)}`);
       const range = schema.format === undefined ? undefined : INT_RANGE[schema.format];
       if (range !== undefined) tests.push(`if (!(${v} >= ${-range} && ${v} < ${range})) ${fail(`must match format "${schema.format}"`)}`);
-      return { test: tests.join(' '), write: `('' + ${v})` };
+      // A safe integer converts to exactly its JSON.
+      return { test: tests.join(' '), write: [{ expression: v }] };
     }
     case 'boolean':
       if (!only('type')) return null;
-      return { test: `if (typeof ${v} !== 'boolean') ${fail('must be boolean')}`, write: `(${v} ? 'true' : 'false')` };
+      return { test: `if (typeof ${v} !== 'boolean') ${fail('must be boolean')}`, write: [{ expression: `${v} ? 'true' : 'false'` }] };
     case 'string': {
       if (!only('type', 'format', 'maxLength', 'minLength', 'enum')) return null;
       if (schema.format !== undefined && schema.format !== 'date-time') return null;
@@ -149,9 +167,11 @@ function propertyCheck(schema: OpenAPIV3.SchemaObject, v: string, name: string):
       if (schema.minLength !== undefined)
         tests.push(`if (${length} < ${schema.minLength}) ${fail(`must NOT have fewer than ${schema.minLength} characters`)}`);
       // A date-time is digits and punctuation but for its separator, which may be a control
-      // character (a tab, say) that JSON must escape.
-      const write =
-        schema.format === 'date-time' ? `(${v}.charCodeAt(10) < 32 ? JSON.stringify(${v}) : '"' + ${v} + '"')` : `jsonString(${v})`;
+      // character (a tab, say) that JSON must escape: its quotes are constant text either way.
+      const write: Piece[] =
+        schema.format === 'date-time'
+          ? [{ text: '"' }, { expression: `${v}.charCodeAt(10) < 32 ? JSON.stringify(${v}).slice(1, -1) : ${v}` }, { text: '"' }]
+          : [{ expression: `jsonString(${v})` }];
       return { test: tests.join(' '), write };
     }
     default:
