@@ -9,7 +9,7 @@ import type { OpenAPIV3 } from 'openapi-types';
 import { idProblem, parseId } from '../ids';
 import { generateKey, hashKey, keyNameProblem } from '../keys';
 import { createLogger } from '../logger';
-import { closeOnSignals, exitOnFatalErrors, startServer } from '../server';
+import { SERVE_V8_FLAGS, closeOnSignals, exitOnFatalErrors, setServeV8Flags, startServer } from '../server';
 import { DuplicateKeyNameError, openStore, storeLocation, type Store } from '../store';
 
 /**
@@ -59,6 +59,7 @@ function buildProgram(io: CliIO): Command {
     .addOption(new Option('--demo', 'seed demo orders and a demo key into an empty store (ignored in production)'))
     .action(async (options: { port?: string; host?: string; demo?: boolean }) => {
       const cfg = config({ port: options.port, host: options.host });
+      setServeV8Flags();
       const logger = createLogger(cfg.logLevel);
       exitOnFatalErrors(logger);
       const store = await openStore(cfg, logger);
@@ -75,7 +76,7 @@ function buildProgram(io: CliIO): Command {
         admission: cfg.admission,
       });
       closeOnSignals(server, logger, cfg.shutdownTimeoutMs);
-      logger.info({ url: server.url, db: storeLocation(cfg) }, 'listening');
+      logger.info({ url: server.url, db: storeLocation(cfg), v8Flags: SERVE_V8_FLAGS }, 'listening');
       if (options.demo && !cfg.production) {
         // A courtesy: a server whose stdout is gone keeps serving.
         await ignoreLostOutput(io.stdout(demoBanner(server.url, storeLocation(cfg), demoKey)));

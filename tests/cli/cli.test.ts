@@ -191,6 +191,8 @@ describe('serve', () => {
     expect(cancel.status).toBe(204);
     await expect(server.exited).resolves.toBe(0);
     expect(rowsOf(db)[0]!.status).toBe('cancelled');
+    // The V8 flags serve sets for itself, named where it says it is listening.
+    expect(server.stderr()).toContain('"v8Flags":["--no-allocation-site-pretenuring"]');
   });
 
   test('every cancel answered 204 survives a SIGKILL of the server', async () => {
