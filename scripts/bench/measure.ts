@@ -111,6 +111,18 @@ export function peakRss(pid: number, ms = 5): { stop: () => number } {
  * how long the server takes to answer anything at all meanwhile. stop() gives every answer's time.
  */
 export function probeHealth(url: string, everyMs: number): { stop: () => Promise<number[]> } {
+  return probe(url, everyMs, { method: 'GET', path: '/healthz', headers: {} });
+}
+
+/**
+ * Asks one cheap request again and again on a keep-alive connection of its own, `everyMs` after each
+ * answer, until stopped: the time of each answer. What a client beside a load sees.
+ */
+export function probe(
+  url: string,
+  everyMs: number,
+  request: { method: 'GET' | 'DELETE'; path: string; headers: Record<string, string> },
+): { stop: () => Promise<number[]> } {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   let probing = true;
   const times: number[] = [];
@@ -118,7 +130,12 @@ export function probeHealth(url: string, everyMs: number): { stop: () => Promise
     while (probing) {
       const start = performance.now();
       await new Promise<void>((resolve, reject) =>
-        http.get(`${url}/healthz`, { agent }, (res) => res.resume().on('end', () => resolve())).on('error', reject),
+        http
+          .request(`${url}${request.path}`, { agent, method: request.method, headers: request.headers }, (res) =>
+            res.resume().on('end', () => resolve()),
+          )
+          .on('error', reject)
+          .end(),
       );
       times.push(performance.now() - start);
       await new Promise((resolve) => setTimeout(resolve, everyMs));
