@@ -21,12 +21,17 @@ export const timestamp = (): string => new Date().toISOString();
 
 /** The one mapping from a stored row to the store's order record (`complete` is 0 or 1 in SQLite, a boolean in PostgreSQL). */
 export function rowToRecord([id, petId, quantity, shipDate, complete, status]: OrderRow): OrderRecord {
-  return { id, petId, quantity, shipDate, complete: complete === 1 || complete === true, status };
+  return { id, petId, quantity, shipDate, complete: isComplete(complete), status };
 }
 
 /** A row of the list's snapshot as the order it lists. */
 export function rowToListed([id, petId, quantity, shipDate, complete]: ListedRow): ListedOrder {
-  return { id, petId, quantity, shipDate, complete: complete === 1 || complete === true };
+  return { id, petId, quantity, shipDate, complete: isComplete(complete) };
+}
+
+/** A stored `complete`, as the boolean it is: 0 or 1 in SQLite, a boolean in PostgreSQL. */
+function isComplete(stored: number | boolean): boolean {
+  return stored === 1 || stored === true;
 }
 
 /** The list's weak ETag: the database's random id and its revision, from store_meta's one row. */

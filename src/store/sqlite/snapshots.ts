@@ -53,8 +53,9 @@ export class ReaderPool {
       throw translate(err);
     }
     let done = false;
-    let pending: ListedRow[] = first?.etag === etag ? first.rows.slice() : [];
-    let after = pending.length === 0 ? BEFORE_FIRST_ID : pending[pending.length - 1]![0];
+    /** Rows of `first` not read yet: its own copy, taken from the front. */
+    const pending: ListedRow[] = first?.etag === etag ? first.rows.slice() : [];
+    let after = pending.at(-1)?.[0] ?? BEFORE_FIRST_ID;
     const finish = (): void => {
       if (done) return;
       done = true;
@@ -68,8 +69,7 @@ export class ReaderPool {
     return {
       etag,
       read: async (max) => {
-        let rows = pending.length <= max ? pending : pending.slice(0, max);
-        pending = pending.length <= max ? [] : pending.slice(max);
+        let rows = pending.splice(0, max);
         if (rows.length < max && !done) {
           let more: ListedRow[];
           try {
@@ -79,8 +79,8 @@ export class ReaderPool {
             throw translate(err);
           }
           if (more.length < max - rows.length) finish();
-          else after = more[more.length - 1]![0];
-          rows = rows.length === 0 ? more : rows.concat(more);
+          else after = more.at(-1)?.[0] ?? after;
+          rows = rows.concat(more);
         }
         return rows.map(rowToListed);
       },
