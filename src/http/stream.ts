@@ -104,7 +104,7 @@ export async function sendJsonArray<T>(res: ServerResponse, source: ChunkSource<
     // A list of exactly one chunk is whole too when the source knows it has nothing more: it goes
     // out with a Content-Length in one write, not chunked over two turns of the event loop.
     const whole = first.length < chunkItems || source.exhausted?.() === true;
-    const text = whole ? jsonArray(first.map(writeItem)) : `[${first.map(writeItem).join(',')}`;
+    const text = joined(first.map(writeItem), '[', whole ? ']' : '');
     const coding = whole && text.length < COMPRESS_MIN_BYTES ? 'identity' : options.coding;
 
     committed = true;
@@ -148,9 +148,7 @@ export async function sendJsonArray<T>(res: ServerResponse, source: ChunkSource<
       if (gone) break;
       const chunk = await source.read(chunkItems);
       if (gone || chunk.length === 0) break;
-      const items = chunk.map(writeItem);
-      if (!empty) items[0] = `,${items[0]}`;
-      await write(out, res, items.join(','));
+      await write(out, res, joined(chunk.map(writeItem), empty ? '' : ',', ''));
       empty = false;
     }
     if (gone) out.destroy();
@@ -166,13 +164,14 @@ export async function sendJsonArray<T>(res: ServerResponse, source: ChunkSource<
 }
 
 /**
- * The items as one JSON array, in one flat string: the brackets join the first and last items,
- * so the text is built once, by the join, and not copied again to be sent.
+ * The items joined by commas, `before` and `after` around them, as one flat string: they join the
+ * first and last items, so the text is built once, by the join, and not copied again to be sent.
  */
-function jsonArray(items: string[]): string {
-  if (items.length === 0) return '[]';
-  items[0] = `[${items[0]}`;
-  items[items.length - 1] = `${items[items.length - 1]}]`;
+function joined(items: string[], before: string, after: string): string {
+  const last = items.length - 1;
+  if (last < 0) return before + after;
+  items[0] = before + items[0];
+  items[last] = items[last] + after;
   return items.join(',');
 }
 
