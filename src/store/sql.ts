@@ -16,7 +16,7 @@ export const ORDER_ROW_COLUMNS = 'id, pet_id, quantity, ship_date, complete, sta
 
 /**
  * A row of the list's snapshot (snapshotSql): an OrderRow without its status, which the list
- * does not show. A text column costs a string per row: of a 1,000-order page, about a fifth of the read.
+ * does not show. A text column costs a string per row (docs/performance-log.md has its share).
  */
 export type ListedRow = [id: number, petId: number, quantity: number, shipDate: string, complete: number | boolean];
 
