@@ -1,0 +1,86 @@
+import OpenAPIBackend from 'openapi-backend';
+import type { OpenAPIV3 } from 'openapi-types';
+import { cloneDocument, loadDocument, specPath } from '../../src/contract/document';
+import { customizeAjv } from '../../src/openapi';
+import { compileResponseHeadersValidator } from '../../src/openapi/response-headers';
+
+// The reply check's header check must answer exactly what openapi-backend's
+// validateResponseHeaders answers (the same errors, in the same order) for every operation and
+// status of a document; it only finds each status's validator once instead of per reply.
+describe('the response headers check', () => {
+  // Beside the spec's own operations: required headers, a `2XX` range, a `default`, and a status
+  // that declares no headers.
+  const extra: OpenAPIV3.PathsObject = {
+    '/things': {
+      get: {
+        operationId: 'getThings',
+        responses: {
+          '200': {
+            description: 'ok',
+            headers: {
+              'X-Count': { required: true, schema: { type: 'integer', minimum: 0 } },
+              'X-Tag': { schema: { type: 'string', pattern: '^[a-z]+$' } },
+            },
+          },
+          '2XX': { description: 'other', headers: { 'X-Range': { required: true, schema: { type: 'string', maxLength: 3 } } } },
+          '404': { description: 'none' },
+          default: { description: 'error', headers: { 'Retry-After': { schema: { type: 'integer' } } } },
+        },
+      },
+    },
+  };
+
+  const v1 = loadDocument();
+  const documents: Array<[string, string, OpenAPIV3.Document]> = [
+    ['v1', '/v1', { ...v1, paths: { ...v1.paths, ...extra } }],
+    ['v2', '/v2', loadDocument(specPath('v2'))],
+  ];
+
+  // Header sets a reply may carry: none, the common ones, valid and broken declared ones, names in
+  // any case, and values of the wrong type.
+  const headerSets: Array<Record<string, string>> = [
+    {},
+    { 'X-Request-Id': 'r1', 'Cache-Control': 'no-store' },
+    { ETag: 'W/"Yl3Hc5n1K2vXy8Q0aBcDeF"' },
+    { etag: 'not a tag' },
+    { ETag: 'W/"Yl3Hc5n1K2vXy8Q0aBcDeF"', etag: 'W/"short"' },
+    { 'WWW-Authenticate': 'Bearer realm="petstore-orders"' },
+    { 'Retry-After': '1' },
+    { 'Retry-After': 'soon' },
+    { 'X-Count': '3', 'X-Tag': 'abc' },
+    { 'x-count': '-1', 'X-TAG': 'ABC' },
+    { 'X-Range': 'abcd' },
+    { 'X-Range': 'ab', Deprecation: 'true', Sunset: 'Wed, 01 Jan 2031 00:00:00 GMT' },
+  ];
+  const statuses = [200, 201, 204, 206, 304, 400, 401, 404, 405, 409, 500, 503, 599];
+
+  describe.each(documents)('%s', (_version, apiRoot, document) => {
+    let api: OpenAPIBackend<OpenAPIV3.Document>;
+    let check: ReturnType<typeof compileResponseHeadersValidator>;
+
+    beforeAll(async () => {
+      api = new OpenAPIBackend<OpenAPIV3.Document>({ definition: cloneDocument(document), apiRoot, strict: true, customizeAjv });
+      await api.init();
+      check = compileResponseHeadersValidator(api);
+    });
+
+    it('answers every operation, status and header set as validateResponseHeaders does', () => {
+      let compared = 0;
+      let refused = 0;
+      for (const operation of api.getOperations()) {
+        for (const status of statuses) {
+          for (const headers of headerSets) {
+            const stock = api.validator.validateResponseHeaders(headers, operation, { statusCode: status }).errors ?? null;
+            // Twice: the second answer comes from what the first found, and must not carry the first's errors.
+            expect([check(headers, operation, status), check(headers, operation, status)]).toEqual([stock, stock]);
+            compared += 1;
+            if (stock !== null) refused += 1;
+          }
+        }
+      }
+      // The sets above exercise both answers, on every document.
+      expect(compared).toBeGreaterThan(100);
+      expect(refused).toBeGreaterThan(0);
+    });
+  });
+});
