@@ -1,4 +1,4 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, hash, timingSafeEqual } from 'node:crypto';
 import { ApiError } from '../errors';
 import { isRecord } from '../records';
 import type { EventPosition } from '../store';
@@ -21,7 +21,7 @@ export interface Cursors {
 /** Cursors signed with a store's secret. */
 export function cursors(secret: Buffer): Cursors {
   const seal = sealer(secret);
-  const digest = (binding: string): string => createHash('sha256').update(binding).digest('base64url').slice(0, 16);
+  const digest = (binding: string): string => hash('sha256', binding, 'base64url').slice(0, 16);
   return {
     make(lastId, binding) {
       return seal.seal({ after: lastId, query: digest(binding) });
