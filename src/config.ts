@@ -11,6 +11,11 @@ export interface Config {
   readonly databaseUrl: string | undefined;
   readonly host: string;
   readonly port: number;
+  /**
+   * Whether the port may be shared with other instances on the same host (SO_REUSEPORT), the
+   * kernel spreading new connections among them (PETSTORE_REUSE_PORT).
+   */
+  readonly reusePort: boolean;
   /** How long a shutdown waits for in-flight requests before closing their connections. */
   readonly shutdownTimeoutMs: number;
   /** How long a store operation waits for another connection's lock (or a free PostgreSQL connection) before answering 503. */
@@ -100,6 +105,14 @@ export const DEFAULT_LIMITS: HttpLimits = Object.freeze({
  */
 export const DEFAULT_ADMISSION = Object.freeze({ limit: Math.max(16, 16 * os.availableParallelism()), maxWaitMs: 500, queue: 1024 });
 
+/**
+ * The default limit of an instance that shares its port (PETSTORE_REUSE_PORT): such instances run
+ * one per core, so each takes one core's share. Together they admit what one instance would, and
+ * each loop's turns stay short enough to accept the connections the kernel gives it
+ * (docs/operations.md, "Overload").
+ */
+export const SHARED_PORT_ADMISSION_LIMIT = 16;
+
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -129,12 +142,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
       `${name} is the path of a SQLite file, not a URL, got "${dbPath.replace(/\/\/[^@/]*@/, '//…@')}": to use PostgreSQL, set PETSTORE_DATABASE_URL=postgres://…`,
     );
   }
+  const reusePort = flag(env, 'PETSTORE_REUSE_PORT', false);
   return Object.freeze({
     production: env.NODE_ENV === 'production',
     dbPath: path.resolve(dbPath),
     databaseUrl,
     host: overrides.host ?? nonEmpty(env.HOST) ?? '127.0.0.1',
     port: parsePort(overrides.port ?? nonEmpty(env.PORT) ?? '8080', overrides.port !== undefined ? '--port' : 'PORT'),
+    reusePort,
     shutdownTimeoutMs: number(env, 'PETSTORE_SHUTDOWN_TIMEOUT_MS', 10_000),
     busyTimeoutMs: number(env, 'PETSTORE_BUSY_TIMEOUT_MS', 2000),
     postgres: Object.freeze({
@@ -152,7 +167,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     logLevel: parseLogLevel(nonEmpty(env.LOG_LEVEL) ?? 'info'),
     metricsToken: nonEmpty(env.PETSTORE_METRICS_TOKEN),
     admission: Object.freeze({
-      limit: number(env, 'PETSTORE_ADMISSION_LIMIT', DEFAULT_ADMISSION.limit, 1),
+      limit: number(env, 'PETSTORE_ADMISSION_LIMIT', reusePort ? SHARED_PORT_ADMISSION_LIMIT : DEFAULT_ADMISSION.limit, 1),
       maxWaitMs: number(env, 'PETSTORE_ADMISSION_WAIT_MS', DEFAULT_ADMISSION.maxWaitMs),
       queue: number(env, 'PETSTORE_ADMISSION_QUEUE', DEFAULT_ADMISSION.queue),
     }),
@@ -183,6 +198,16 @@ function number(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0)
     throw new ConfigError(`${name} must be a whole number${min > 0 ? ` of at least ${min}` : ''}, got "${raw}"`);
   }
   return Number(raw);
+}
+
+/** A yes-or-no variable: `true` or `1`, `false` or `0` (any case), or its default when unset. */
+function flag(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = nonEmpty(env[name]);
+  if (raw === undefined) return fallback;
+  const value = raw.trim().toLowerCase();
+  if (value === 'true' || value === '1') return true;
+  if (value === 'false' || value === '0') return false;
+  throw new ConfigError(`${name} must be true, false, 1 or 0, got "${raw}"`);
 }
 
 function parseLogLevel(raw: string): LogLevel {

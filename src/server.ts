@@ -18,6 +18,8 @@ export interface ServerOptions {
   logger: Logger;
   host: string;
   port: number;
+  /** Share the port with other instances on this host (SO_REUSEPORT): each accepts the connections the kernel gives it. */
+  reusePort?: boolean | undefined;
   /** How long to wait for in-flight requests on shutdown before closing their connections. */
   shutdownTimeoutMs: number;
   limits?: HttpLimits;
@@ -116,7 +118,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const server = createHttpServer(app, limits, logger);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port, options.host, () => {
+    server.listen({ port: options.port, host: options.host, reusePort: options.reusePort ?? false }, () => {
       server.off('error', reject);
       resolve();
     });

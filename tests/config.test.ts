@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ConfigError, DEFAULT_LIMITS, loadConfig } from '../src/config';
+import { ConfigError, DEFAULT_ADMISSION, DEFAULT_LIMITS, SHARED_PORT_ADMISSION_LIMIT, loadConfig } from '../src/config';
 import { storeLocation } from '../src/store';
 import { BIN, cliEnv } from './helpers/cli';
 import { tempDir } from './helpers/temp-dir';
@@ -57,9 +57,27 @@ describe('loadConfig', () => {
     ['PETSTORE_PG_POOL_SIZE', '0', 'PETSTORE_PG_POOL_SIZE must be a whole number of at least 1, got "0"'],
     ['PETSTORE_DATABASE_URL', 'mysql://x', 'PETSTORE_DATABASE_URL must be a postgres:// or postgresql:// URL'],
     ['PETSTORE_SHUTDOWN_TIMEOUT_MS', '1e4', 'PETSTORE_SHUTDOWN_TIMEOUT_MS must be a whole number, got "1e4"'],
+    ['PETSTORE_REUSE_PORT', 'yes', 'PETSTORE_REUSE_PORT must be true, false, 1 or 0, got "yes"'],
   ])('refuses %s=%s, naming the variable', (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(new ConfigError(message));
   });
+});
+
+test("an instance that shares its port admits one core's share of lists by default, and what PETSTORE_ADMISSION_LIMIT says", () => {
+  expect(loadConfig({ PETSTORE_REUSE_PORT: 'true' }).admission.limit).toBe(SHARED_PORT_ADMISSION_LIMIT);
+  expect(loadConfig({}).admission.limit).toBe(DEFAULT_ADMISSION.limit);
+  expect(loadConfig({ PETSTORE_REUSE_PORT: 'true', PETSTORE_ADMISSION_LIMIT: '40' }).admission.limit).toBe(40);
+});
+
+test('PETSTORE_REUSE_PORT is off unless set to true or 1', () => {
+  expect(loadConfig({}).reusePort).toBe(false);
+  expect([' TRUE ', '1', 'false', '0', ''].map((value) => loadConfig({ PETSTORE_REUSE_PORT: value }).reusePort)).toEqual([
+    true,
+    true,
+    false,
+    false,
+    false,
+  ]);
 });
 
 test('the store location shown in logs and banners never carries a password', () => {

@@ -69,6 +69,7 @@ function buildProgram(io: CliIO): Command {
         logger,
         host: cfg.host,
         port: cfg.port,
+        reusePort: cfg.reusePort,
         shutdownTimeoutMs: cfg.shutdownTimeoutMs,
         limits: cfg.limits,
         metricsToken: cfg.metricsToken,

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { cli, serve, seedWithCli } from '../helpers/cli';
 import { rowsOf } from '../helpers/stores';
@@ -193,6 +194,47 @@ describe('serve', () => {
     expect(rowsOf(db)[0]!.status).toBe('cancelled');
     // The V8 flags serve sets for itself, named where it says it is listening.
     expect(server.stderr()).toContain('"v8Flags":["--no-allocation-site-pretenuring"]');
+  });
+
+  test('instances started with PETSTORE_REUSE_PORT share one port, and the kernel gives each new connections', async () => {
+    const shared = { PETSTORE_REUSE_PORT: 'true' };
+    const first = await serve(db, [], shared);
+    const port = new URL(first.url).port;
+    const second = await serve(db, ['--port', port], shared);
+    try {
+      // Each request on a connection of its own, so that the kernel chooses an instance for each.
+      const statuses = await Promise.all(
+        Array.from(
+          { length: 40 },
+          () =>
+            new Promise<number | undefined>((resolve, reject) => {
+              http
+                .get(`${first.url}/readyz`, { agent: false }, (res) => res.resume().on('end', () => resolve(res.statusCode)))
+                .on('error', reject);
+            }),
+        ),
+      );
+      expect(statuses).toEqual(Array.from({ length: 40 }, () => 200));
+      // Both answered some of them: each logs the requests it answered.
+      for (const server of [first, second]) await server.printed(/"path":"\/readyz"/);
+      expect(second.url).toBe(first.url);
+    } finally {
+      for (const server of [first, second]) server.child.kill('SIGTERM');
+      await Promise.all([first.exited, second.exited]);
+    }
+  });
+
+  test('a second instance on a port in use, without PETSTORE_REUSE_PORT, exits non-zero saying so', async () => {
+    const first = await serve(db);
+    try {
+      const port = new URL(first.url).port;
+      const second = cli(['--db', db, 'serve', '--port', port]);
+      expect(second.status).not.toBe(0);
+      expect(second.stderr).toContain('EADDRINUSE');
+    } finally {
+      first.child.kill('SIGTERM');
+      await first.exited;
+    }
   });
 
   test('every cancel answered 204 survives a SIGKILL of the server', async () => {
