@@ -7,9 +7,12 @@
 // the moment its load starts: a Node.js server whose event loop is saturated accepts one new
 // connection per turn of its loop (libuv since 1.45), so clients that connect into an overload
 // wait seconds to be accepted whatever admission does. The rows on opened connections measure
-// admission; the rows "opened under load" measure that, apart.
+// admission; the rows "opened under load" measure that, apart: beside ours, a bare node:http
+// server under the same load (the accept loop with no admission or contract in it), and the
+// remedy docs/operations.md gives, two instances sharing the port (PETSTORE_REUSE_PORT), so that
+// two loops accept.
 import http from 'node:http';
-import { peakRss, probe, probeHealth, quantile, startServer } from './measure';
+import { peakRss, probe, probeHealth, quantile, startServer, type Server } from './measure';
 
 export interface OverloadContext {
   cli: string;
@@ -18,8 +21,13 @@ export interface OverloadContext {
   db: string;
   /** A SQLite store holding HELD_ORDERS orders and the bench key: a list of them outlasts the socket's buffers. */
   heldDb: string;
+  /** The bare node:http baseline's script, serving v1's list from a store like `db`. */
+  nodeHttp: string;
   nextPort: () => number;
 }
+
+/** Instances sharing the port in the remedy's rows: one per core of this machine. */
+const SHARING = 2;
 
 /** How many orders the store holds: v1's list is all of them. */
 export const OVERLOAD_ORDERS = 5000;
@@ -190,23 +198,41 @@ async function refusalTimes(ctx: OverloadContext): Promise<number[]> {
 export async function overloadRuns(ctx: OverloadContext): Promise<string[]> {
   const rows: string[] = [];
   const verdicts: string[] = [];
-  const run = async (path: string, env: NodeJS.ProcessEnv, connections: number, opened: boolean): Promise<Level> => {
+  /** `instances` servers on one port (more than one share it), or the bare node:http baseline. */
+  const run = async (
+    path: string,
+    env: NodeJS.ProcessEnv,
+    connections: number,
+    opened: boolean,
+    instances: number | 'node:http' = 1,
+  ): Promise<Level> => {
     const port = ctx.nextPort();
-    const server = await startServer(ctx.cli, ['--db', ctx.db, 'serve', '--port', String(port)], port, /listening/, {
-      LOG_LEVEL: 'info',
-      ...env,
-    });
+    const servers: Server[] = [];
     try {
-      return await load(server.url, path, ctx.key, connections, server.child.pid!, opened);
+      if (instances === 'node:http') {
+        servers.push(await startServer(ctx.nodeHttp, ['--db', ctx.db, '--port', String(port)], port, /listening/));
+      } else {
+        const shared = instances > 1 ? { PETSTORE_REUSE_PORT: 'true' } : {};
+        for (let n = 0; n < instances; n += 1) {
+          servers.push(
+            await startServer(ctx.cli, ['--db', ctx.db, 'serve', '--port', String(port)], port, /listening/, {
+              LOG_LEVEL: 'info',
+              ...shared,
+              ...env,
+            }),
+          );
+        }
+      }
+      return await load(servers[0]!.url, path, ctx.key, connections, servers[0]!.child.pid!, opened);
     } finally {
-      await server.stop();
+      await Promise.all(servers.map((server) => server.stop()));
     }
   };
-  const row = (request: string, mode: string, level: Level, base: number, opened = true): string => {
+  const row = (request: string, mode: string, level: Level, base: number, opened: boolean | string = true): string => {
     const others = Object.entries(level.others).map(([code, count]) => `${count.toLocaleString('en')} × ${code}`);
     if (level.bare503 > 0) others.push(`${level.bare503} of the 503s without Retry-After`);
     if (level.errors > 0) others.push(`${level.errors} connection errors`);
-    return `| ${request} | ${mode} | ${level.connections}${opened ? '' : ', opened under load'} | ${level.okPerSecond.toFixed(0)} | ${(level.okPerSecond / base).toFixed(2)} | ${ms(level.p99Ms)} | ${level.shedP99Ms > 0 ? `${ms(level.shedP50Ms)} / ${ms(level.shedP99Ms)}` : '–'} | ${level.timeouts} | ${others.join(', ') || 'none'} | ${(level.peakRss / 2 ** 20).toFixed(0)} MB | ${ms(level.healthzP99Ms)} / ${ms(level.worstHealthzMs)} | ${ms(level.cancelMissP99Ms)} |`;
+    return `| ${request} | ${mode} | ${level.connections}${opened === true ? '' : `, opened under load${typeof opened === 'string' ? `, ${opened}` : ''}`} | ${level.okPerSecond.toFixed(0)} | ${(level.okPerSecond / base).toFixed(2)} | ${ms(level.p99Ms)} | ${level.shedP99Ms > 0 ? `${ms(level.shedP50Ms)} / ${ms(level.shedP99Ms)}` : '–'} | ${level.timeouts} | ${others.join(', ') || 'none'} | ${(level.peakRss / 2 ** 20).toFixed(0)} MB | ${ms(level.healthzP99Ms)} / ${ms(level.worstHealthzMs)} | ${ms(level.cancelMissP99Ms)} |`;
   };
   for (const request of REQUESTS) {
     for (const mode of MODES) {
@@ -219,9 +245,21 @@ export async function overloadRuns(ctx: OverloadContext): Promise<string[]> {
       rows.push(...levels.map((level) => row(request.name, mode.name, level, levels[0]!.okPerSecond)));
       if (mode === MODES[0]) {
         verdicts.push(...judge(request.name, levels));
-        const burst = await run(request.path, mode.env, LEVELS[LEVELS.length - 1]!, false);
+        const most = LEVELS[LEVELS.length - 1]!;
+        const burst = await run(request.path, mode.env, most, false);
         process.stderr.write(`overload ${request.name}, ${mode.name}, opened under load: ${JSON.stringify(burst)}\n`);
         rows.push(row(request.name, mode.name, burst, levels[0]!.okPerSecond, false));
+        const shared = await run(request.path, mode.env, most, false, SHARING);
+        process.stderr.write(
+          `overload ${request.name}, ${mode.name}, opened under load, ${SHARING} instances: ${JSON.stringify(shared)}\n`,
+        );
+        rows.push(row(request.name, mode.name, shared, levels[0]!.okPerSecond, `${SHARING} instances on one port (RSS: the first)`));
+        verdicts.push(...judgeOpened(request.name, [burst, shared]));
+        if (request === REQUESTS[0]) {
+          const bare = await run(request.path, {}, most, false, 'node:http');
+          process.stderr.write(`overload ${request.name}, bare node:http, opened under load: ${JSON.stringify(bare)}\n`);
+          rows.push(row(request.name, 'bare node:http (none)', bare, levels[0]!.okPerSecond, false));
+        }
       }
     }
   }
@@ -229,7 +267,7 @@ export async function overloadRuns(ctx: OverloadContext): Promise<string[]> {
   return [
     `## Overload: ${LEVELS.join(', ')} connections on one instance (SQLite, ${OVERLOAD_ORDERS.toLocaleString('en')} orders)`,
     '',
-    `A closed loop of keep-alive clients (each sends its next request as soon as it has read the last answer, and ignores Retry-After), ${SECONDS} s per level, each request given up after ${CLIENT_TIMEOUT_SECONDS} s (a timeout); a fresh server per level; \`/healthz\` and a cancel of an order that does not exist (a \`404\`) each asked every 50 ms meanwhile, each on a connection of its own. Every client opens its connection (with a \`/healthz\`) before the load starts, except in the rows "opened under load", where all of them connect at once as the load starts. "As shipped" is the default admission (a request that cannot start waits up to 500 ms for a place); "sheds at once" sets \`PETSTORE_ADMISSION_WAIT_MS=0\`; "admits everything" sets \`PETSTORE_ADMISSION_LIMIT\` past any load here. "vs c=32" is the 200s per second against the same request and admission at 32 connections.`,
+    `A closed loop of keep-alive clients (each sends its next request as soon as it has read the last answer, and ignores Retry-After), ${SECONDS} s per level, each request given up after ${CLIENT_TIMEOUT_SECONDS} s (a timeout); a fresh server per level; \`/healthz\` and a cancel of an order that does not exist (a \`404\`) each asked every 50 ms meanwhile, each on a connection of its own. Every client opens its connection (with a \`/healthz\`) before the load starts, except in the rows "opened under load", where all of them connect at once as the load starts; there, "${SHARING} instances on one port" is the remedy of docs/operations.md (Overload), ${SHARING} servers started with \`PETSTORE_REUSE_PORT=true\` on one port, and "bare node:http" the baseline server (the whole list, no admission) under the same load. "As shipped" is the default admission (a request that cannot start waits up to 500 ms for a place); "sheds at once" sets \`PETSTORE_ADMISSION_WAIT_MS=0\`; "admits everything" sets \`PETSTORE_ADMISSION_LIMIT\` past any load here. "vs c=32" is the 200s per second against the same request and admission at 32 connections.`,
     '',
     '| request | admission | connections | 200s/s | vs c=32 | p99 of 200s | 503s: median / p99 | timeouts | other answers | server RSS peak | /healthz: p99 / worst | cancel miss: p99 |',
     '|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|',
@@ -240,6 +278,17 @@ export async function overloadRuns(ctx: OverloadContext): Promise<string[]> {
     ...verdicts,
     '',
     `A request refused at once (the only place held by a list of ${HELD_ORDERS.toLocaleString('en')} its client does not read, no queue; ${REFUSALS} lists asked one after another): its 503 with Retry-After in ${ms(quantile(refusals, 0.5))} at the median, ${ms(quantile(refusals, 0.99))} at p99, ${ms(Math.max(...refusals))} at worst (target ≤ 50 ms).`,
+  ];
+}
+
+/** One line per request: whether connections opened under load all got their answers, on one instance and on instances sharing the port. */
+function judgeOpened(name: string, [one, shared]: [Level, Level]): string[] {
+  const verdict = (level: Level) =>
+    level.timeouts === 0 && level.bare503 === 0 && level.errors === 0 && Object.keys(level.others).every((code) => code === '503')
+      ? 'met'
+      : `missed (${level.timeouts} timeouts${level.errors > 0 ? `, ${level.errors} connection errors` : ''})`;
+  return [
+    `- ${name}, ${one.connections} connections opened under load: one instance ${verdict(one)}; ${SHARING} instances sharing the port ${verdict(shared)}`,
   ];
 }
 

@@ -117,6 +117,14 @@ export async function postgresRuns(ctx: Context): Promise<string[]> {
         fresh: false,
       },
       {
+        name: 'getOrderById, one order (c=32)',
+        method: 'GET' as const,
+        path: () => '/v2/store/orders/500',
+        connections: 32,
+        expect: 200,
+        fresh: false,
+      },
+      {
         name: 'cancelOrder, unknown id: 404 (c=32)',
         method: 'DELETE' as const,
         path: () => '/v1/store/orders/987654321',

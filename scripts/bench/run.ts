@@ -293,6 +293,7 @@ async function overload(): Promise<string[]> {
     key,
     db: await template('overload', OVERLOAD_ORDERS),
     heldDb: await template('overload-held', HELD_ORDERS),
+    nodeHttp: path.join(__dirname, 'baselines', 'node-http.js'),
     nextPort: () => nextPort++,
   });
 }
