@@ -24,3 +24,13 @@ export function checkPerformancePage(page: string): void {
 export function writeLatestRun(run: string, page: string): void {
   fs.writeFileSync(page, withLatestRun(fs.readFileSync(page, 'utf8'), run, page));
 }
+
+/**
+ * A run as the performance page holds it, under "Latest full run": a heading naming the day, the
+ * CPU model and the runtime (ratios differ between hosts and runtimes), and the run's own sections
+ * one level below it.
+ */
+export function runSection(run: string, machine: { date: string; cpus: number; model: string; memoryGiB: number; node: string }): string {
+  const heading = `### ${machine.date}: ${machine.cpus} × ${machine.model}, ${machine.memoryGiB} GiB, Node.js ${machine.node.replace(/^v/, '')}`;
+  return [heading, '', run.trim().replace(/^## /gm, '#### ')].join('\n');
+}

@@ -12,7 +12,7 @@ import { feedRuns } from './feed';
 import { HELD_ORDERS, OVERLOAD_ORDERS, overloadRuns } from './overload';
 import { pageRuns } from './pages';
 import { postgresProblem, postgresRuns, settleWrites, withScratchDatabases } from './postgres';
-import { checkPerformancePage, writeLatestRun } from './report';
+import { checkPerformancePage, runSection, writeLatestRun } from './report';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -269,11 +269,17 @@ async function main(): Promise<void> {
     ...importLines,
     '',
     ...(await changeFeed(path.join(work, `orders-${BIG}.json`))),
-    '',
-    `Machine: ${os.cpus().length} × ${os.cpus()[0]?.model.trim()}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}`,
   );
-  process.stdout.write(`${lines.join('\n')}\n`);
-  writeLatestRun(lines.join('\n'), PERFORMANCE_PAGE);
+  const machine = {
+    date: new Date().toISOString().slice(0, 10),
+    cpus: os.cpus().length,
+    model: os.cpus()[0]?.model.trim() ?? 'unknown CPU',
+    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+    node: process.version,
+  };
+  const section = runSection(lines.join('\n'), machine);
+  process.stdout.write(`${section}\n`);
+  writeLatestRun(section, PERFORMANCE_PAGE);
   process.stderr.write(`written between the markers of ${PERFORMANCE_PAGE}\n`);
 }
 

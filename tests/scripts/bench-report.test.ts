@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { checkPerformancePage, withLatestRun } from '../../scripts/bench/report';
+import { checkPerformancePage, runSection, withLatestRun } from '../../scripts/bench/report';
 import { ROOT } from '../helpers/project';
 
 const PAGE = path.join(ROOT, 'docs', 'performance.md');
@@ -23,5 +23,14 @@ test.each([
 ])('a page with %s is refused, naming the page and the markers', (_case, page) => {
   expect(() => withLatestRun(page, 'run', 'docs/performance.md')).toThrow(
     'docs/performance.md must hold <!-- bench:start --> and then <!-- bench:end -->',
+  );
+});
+
+test('a run on the page is headed by its day, CPU model and runtime, with its sections one level below', () => {
+  const run = '## Throughput\n\n| a | b |\n\n## PostgreSQL\n\ntext with ## inside\n';
+  const machine = { date: '2026-11-26', cpus: 2, model: 'Intel(R) Xeon(R) Processor', memoryGiB: 24, node: 'v24.21.0' };
+
+  expect(runSection(run, machine)).toBe(
+    '### 2026-11-26: 2 × Intel(R) Xeon(R) Processor, 24 GiB, Node.js 24.21.0\n\n#### Throughput\n\n| a | b |\n\n#### PostgreSQL\n\ntext with ## inside',
   );
 });
