@@ -47,8 +47,9 @@ pgTest("the change feed's read on PostgreSQL, right after an import", () => {
     const client = new pg.Client({ connectionString: database.url });
     try {
       await store.importOrders(Array.from({ length: 20_000 }, (_, i) => order({ id: i + 1 })));
-      const first = await store.readEvents('oldest', 1000);
-      expect(first.events).toHaveLength(1000);
+      // The import's events show once every older transaction of the cluster has ended.
+      const first = await readUntil(store, 'oldest', 1000);
+      expect(first.events.length).toBeGreaterThanOrEqual(1000);
       await client.connect();
       // No statistics, as before autovacuum's first ANALYZE of a new table.
       await client.query(`DELETE FROM pg_statistic WHERE starelid = 'order_events'::regclass`);
