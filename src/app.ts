@@ -78,6 +78,7 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
     chunkItems,
     onViolation: (operationId: string, version: ApiVersion) => metrics.violation(operationId, version),
     onDeprecatedCall: (operationId: string, version: ApiVersion) => metrics.deprecatedCall(operationId, version),
+    onKeyRefused: (reason: 'expired' | 'revoked') => metrics.authRefusal(reason),
   };
   const dispatchers = new Map<string, Dispatch>([
     [

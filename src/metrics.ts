@@ -26,9 +26,14 @@ export interface Metrics {
   admissionWaiting(count: number): void;
   /** Records how long an expensive request waited for its turn. */
   admissionWait(seconds: number): void;
+  /** Counts a request refused for its key's sake: the key expired or was revoked. */
+  authRefusal(reason: AuthRefusalReason): void;
   /** Whether a request may read /metrics: always without a token, else only with `Bearer <token>`. */
   allowed(authorization: string | undefined): boolean;
 }
+
+/** Why a request with a known key was refused. An unknown or missing key is not counted: anyone can send one. */
+export type AuthRefusalReason = 'expired' | 'revoked';
 
 /** Seconds: from a fast 404 to a million-order list. */
 const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -109,6 +114,12 @@ export function createMetrics(
     buckets: [0, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
     registers: [registry],
   });
+  const authRefusals = new Counter({
+    name: 'petstore_auth_refusals_total',
+    help: 'Requests refused for their key: "expired" after its expiry, "revoked" after its revocation',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
   const { logDrops } = options;
   if (logDrops !== undefined) {
     new Counter({
@@ -141,6 +152,7 @@ export function createMetrics(
     admitted: (count) => admitted.set(count),
     admissionWaiting: (count) => admissionWaiting.set(count),
     admissionWait: (seconds) => admissionWait.observe(seconds),
+    authRefusal: (reason) => authRefusals.inc({ reason }),
     // Compared by hash, in constant time, so the comparison leaks nothing about the token.
     allowed: (authorization) =>
       expected === undefined ||

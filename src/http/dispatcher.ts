@@ -46,6 +46,8 @@ export interface DispatcherOptions<V extends ApiVersion> {
   onViolation?: (operationId: string, version: ApiVersion) => void;
   /** Called for every request to an operation the document marks deprecated. */
   onDeprecatedCall?: (operationId: string, version: ApiVersion) => void;
+  /** Called for every request refused for its key's sake: the key expired, or was revoked. */
+  onKeyRefused?: (reason: 'expired' | 'revoked') => void;
 }
 
 /** The request as the dispatcher sees it: method and raw path, percent-encoding intact. */
@@ -116,7 +118,11 @@ export async function createDispatcher<V extends ApiVersion>(options: Dispatcher
     const { context } = request;
     const body = requests.body(operation, request);
     return andThen(authenticate(operation, request.headers), (security) => {
-      if (!security.authorized) return errors.unauthorized(context, security.refusal);
+      if (!security.authorized) {
+        const { refusal } = security;
+        if (refusal === 'expired' || refusal === 'revoked') options.onKeyRefused?.(refusal);
+        return errors.unauthorized(context, refusal);
+      }
       if (security.keyName !== undefined) context.key = { name: security.keyName };
       const handler = handlers.get(operation.operationId);
       if (handler === undefined) throw new Error(`no handler is registered for ${operation.operationId}`);

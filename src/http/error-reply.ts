@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import { declares, frameworkStatuses } from '../contract/framework-statuses';
 import { ApiError, toApiError } from '../errors';
+import type { KeyRefusal } from '../keys';
 import type { Logger } from '../logger';
 import type { Operation } from '../openapi';
 import { fixed, serialize, type Reply } from './reply';
@@ -50,6 +51,9 @@ const REALM = 'Bearer realm="petstore-orders"';
 const NOT_FOUND = fixedErrorReply(new ApiError('not_found'));
 const NO_KEY = fixedErrorReply(new ApiError('unauthorized', undefined, { 'WWW-Authenticate': REALM }));
 const INVALID_KEY = fixedErrorReply(new ApiError('unauthorized', undefined, { 'WWW-Authenticate': `${REALM}, error="invalid_token"` }));
+const EXPIRED_KEY = fixedErrorReply(
+  new ApiError('unauthorized', 'The API key has expired', { 'WWW-Authenticate': `${REALM}, error="invalid_token"` }),
+);
 const INTERNAL_ERROR = fixedErrorReply(new ApiError('internal_error'));
 
 /** The Error replies of one document's operations. */
@@ -60,7 +64,7 @@ export interface ErrorReplies {
    */
   thrown(err: unknown, context: RequestContext): Reply;
   /** The 401 for a request that met none of its operation's requirements; the 503 when the store could not be asked. */
-  unauthorized(context: RequestContext, refusal: 'missing' | 'invalid' | Error | undefined): Reply;
+  unauthorized(context: RequestContext, refusal: KeyRefusal | Error | undefined): Reply;
   /** The reply to a request no operation matches: 404, or 405 with the path's methods when only the method is wrong. */
   miss(path: string): Reply;
   /** The 500 sent in place of a reply the contract refused. */
@@ -92,7 +96,8 @@ export function createErrorReplies(
     thrown: (err, context) => fitted(thrownReply(err, logger, context), context.operation),
     unauthorized: (context, refusal) => {
       if (refusal instanceof Error) return fitted(thrownReply(refusal, logger, context), context.operation);
-      return refusal === 'invalid' ? INVALID_KEY : NO_KEY;
+      if (refusal === 'expired') return EXPIRED_KEY;
+      return refusal === 'invalid' || refusal === 'revoked' ? INVALID_KEY : NO_KEY;
     },
     miss: (path) => {
       const allow = allowed(methodsAt(path)).join(', ');

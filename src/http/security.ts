@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { BearerResult } from '../keys';
+import type { BearerResult, KeyRefusal } from '../keys';
 import type { MaybePromise } from '../maybe-promise';
 import type { Operation } from '../openapi';
 
@@ -15,7 +15,7 @@ export interface Security {
   /** The name of the key that authenticated the request, when one did. */
   readonly keyName: string | undefined;
   /** Why the request was refused: no credential, a refused one, or the store's failure. */
-  readonly refusal: 'missing' | 'invalid' | Error | undefined;
+  readonly refusal: KeyRefusal | Error | undefined;
 }
 
 /** An operation's requirements: the schemes each names (all must pass), and every scheme they name, once. */
@@ -85,7 +85,7 @@ function verdict(required: Requirements, results: ReadonlyMap<string, SchemeResu
   for (const result of results.values()) {
     if (result === undefined) continue;
     if ('keyName' in result) keyName ??= result.keyName;
-    else if (refusal === undefined || result.error instanceof Error || (refusal === 'missing' && result.error === 'invalid'))
+    else if (refusal === undefined || result.error instanceof Error || (refusal === 'missing' && result.error !== 'missing'))
       refusal = result.error;
   }
   return { authorized, keyName, refusal };

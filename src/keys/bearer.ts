@@ -1,11 +1,20 @@
 import type { MaybePromise } from '../maybe-promise';
-import type { Store } from '../store';
+import type { KeyMatch, Store } from '../store';
 import { hashKey, parseBearer } from './keys';
 
-/** What a bearer credential turned out to be: the name of the active key it is, or why it is none. */
-export type BearerResult = { keyName: string } | { error: 'missing' | 'invalid' | Error };
+/**
+ * Why a request's key was refused: none was sent, none has it, it has expired, or it was revoked.
+ * An expired key's refusal says so; a revoked one's reads as an unknown key's.
+ */
+export type KeyRefusal = 'missing' | 'invalid' | 'expired' | 'revoked';
 
-const found = (keyName: string | null): BearerResult => (keyName === null ? { error: 'invalid' } : { keyName });
+/** What a bearer credential turned out to be: the name of the active key it is, or why it is none. */
+export type BearerResult = { keyName: string } | { error: KeyRefusal | Error };
+
+const found = (match: KeyMatch | null): BearerResult => {
+  if (match === null) return { error: 'invalid' };
+  return match.state === 'active' ? { keyName: match.name } : { error: match.state };
+};
 const failed = (err: unknown): BearerResult => ({ error: err instanceof Error ? err : new Error(String(err)) });
 
 /**
@@ -13,18 +22,16 @@ const failed = (err: unknown): BearerResult => ({ error: err instanceof Error ? 
  * that answers in-process answers at once, so a request's key check then takes no turn of the event
  * loop; a store that cannot be asked gives its error, never a refusal.
  */
-export function bearerCheck(
-  store: Pick<Store, 'findActiveKey'>,
-): (authorization: string | string[] | undefined) => MaybePromise<BearerResult> {
+export function bearerCheck(store: Pick<Store, 'findKey'>): (authorization: string | string[] | undefined) => MaybePromise<BearerResult> {
   return (authorization) => {
     const token = parseBearer(authorization);
     if (token === null) return { error: 'missing' };
-    let keyName: MaybePromise<string | null>;
+    let match: MaybePromise<KeyMatch | null>;
     try {
-      keyName = store.findActiveKey(hashKey(token));
+      match = store.findKey(hashKey(token), new Date().toISOString());
     } catch (err) {
       return failed(err);
     }
-    return keyName instanceof Promise ? keyName.then(found, failed) : found(keyName);
+    return match instanceof Promise ? match.then(found, failed) : found(match);
   };
 }

@@ -1,2 +1,3 @@
 export { KEY_PREFIX, generateKey, hashKey, keyNameProblem, parseBearer } from './keys';
-export { bearerCheck, type BearerResult } from './bearer';
+export { bearerCheck, type BearerResult, type KeyRefusal } from './bearer';
+export { expiryOf, type ExpiryOptions } from './expiry';

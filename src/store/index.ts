@@ -4,6 +4,7 @@ export type {
   ImportRecord,
   ImportRecords,
   KeyInfo,
+  KeyMatch,
   CancelOutcome,
   ShipOutcome,
   OrderRecord,

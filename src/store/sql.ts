@@ -92,10 +92,13 @@ export function movePendingSql(to: 'cancelled' | 'shipped', visible: readonly st
 
 /** The API-key statements. */
 export const KEY_SQL = {
-  create: 'INSERT INTO api_keys (name, key_hash, created_at) VALUES ($1, $2, $3)',
-  list: 'SELECT name, created_at AS "createdAt", revoked_at AS "revokedAt" FROM api_keys ORDER BY id',
+  create: 'INSERT INTO api_keys (name, key_hash, created_at, expires_at) VALUES ($1, $2, $3, $4)',
+  list: 'SELECT name, created_at AS "createdAt", expires_at AS "expiresAt", revoked_at AS "revokedAt" FROM api_keys ORDER BY id',
   revoke: 'UPDATE api_keys SET revoked_at = $1 WHERE name = $2 AND revoked_at IS NULL',
-  findActive: 'SELECT name FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL',
+  expire: 'UPDATE api_keys SET expires_at = $1 WHERE name = $2 AND revoked_at IS NULL',
+  /** The key with hash `$2` and its state at `$1`: times are ISO 8601 UTC text of one form, so they compare as text. */
+  find: `SELECT name, CASE WHEN revoked_at IS NOT NULL THEN 'revoked' WHEN expires_at <= $1 THEN 'expired' ELSE 'active' END AS state
+    FROM api_keys WHERE key_hash = $2`,
 } as const;
 
 /**

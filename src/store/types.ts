@@ -97,7 +97,15 @@ export type ShipOutcome = 'shipped' | 'already_shipped' | 'cancelled' | 'not_fou
 export interface KeyInfo {
   name: string;
   createdAt: string;
+  /** When the key stops working (an ISO 8601 UTC time), or null: never. */
+  expiresAt: string | null;
   revokedAt: string | null;
+}
+
+/** A key found by its hash: its name, and whether it may be used now or why not. */
+export interface KeyMatch {
+  readonly name: string;
+  readonly state: 'active' | 'expired' | 'revoked';
 }
 
 /**
@@ -171,17 +179,23 @@ export interface Store {
   pruneEvents(before: string): Promise<number>;
   /** Whether an order that has not been cancelled refers to this pet. */
   petExists(petId: number): Promise<boolean>;
-  /** Stores a new key's hash under a unique name; throws DuplicateKeyNameError when the name is taken. */
-  createKey(name: string, keyHash: string): Promise<void>;
+  /**
+   * Stores a new key's hash under a unique name, with its expiry (an ISO 8601 UTC time; none when
+   * absent); throws DuplicateKeyNameError when the name is taken.
+   */
+  createKey(name: string, keyHash: string, options?: { expiresAt?: string | null }): Promise<void>;
+  /** Sets the named active key's expiry (null: none); false when no active key has that name. */
+  setKeyExpiry(name: string, expiresAt: string | null): Promise<boolean>;
   /** Every key, oldest first. */
   listKeys(): Promise<KeyInfo[]>;
   /** Revokes the named key; false when no active key has that name. */
   revokeKey(name: string): Promise<boolean>;
   /**
-   * The name of the active key with this hash, or null: at once from a store that answers
-   * in-process (SQLite), so that a request's key check takes no turn of the event loop.
+   * The key with this hash, and whether it may be used at `now` (an ISO 8601 UTC time), or null
+   * when no key has it: at once from a store that answers in-process (SQLite), so that a request's
+   * key check takes no turn of the event loop.
    */
-  findActiveKey(keyHash: string): MaybePromise<string | null>;
+  findKey(keyHash: string, now: string): MaybePromise<KeyMatch | null>;
   /** Resolves when the store answers a trivial query. */
   ping(): Promise<void>;
   /** Releases the store; further calls fail. */

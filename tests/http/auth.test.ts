@@ -1,5 +1,7 @@
 import request from 'supertest';
 import { createApp } from '../../src/app';
+import { generateKey, hashKey } from '../../src/keys';
+import { createMetrics } from '../../src/metrics';
 import type { OperationId } from '../../src/contract/types';
 import { expectConforms } from '../helpers/contract';
 import { documentWithNotes } from '../helpers/documents';
@@ -69,6 +71,61 @@ eachStore((s) => {
 
     expect(gone.text).toBe(unknown.text);
     expect(gone.headers['www-authenticate']).toBe(unknown.headers['www-authenticate']);
+  });
+
+  describe('a key that expires', () => {
+    const challenge = 'Bearer realm="petstore-orders", error="invalid_token"';
+    const expired = { code: 'unauthorized', message: 'The API key has expired', status: 401 };
+
+    test.each([
+      ['listOrders', '/v1/store/orders'],
+      ['listOrders', '/v2/store/orders'],
+    ] as const)('is refused once its time has come, saying so (%s, %s)', async (operationId, path) => {
+      const expiring = generateKey();
+      await s.store.createKey('short-lived', hashKey(expiring), { expiresAt: '2020-01-01T00:00:00.000Z' });
+      const res = await request(await createApp({ store: s.store }))
+        .get(path)
+        .set('Authorization', `Bearer ${expiring}`);
+
+      expect(res.status).toBe(401);
+      expect(res.headers['www-authenticate']).toBe(challenge);
+      expect(res.body).toEqual(expired);
+      if (path.startsWith('/v1/')) await expectConforms(res, operationId);
+    });
+
+    test('works until its expiry, and an expiry moved or removed holds from the next request', async () => {
+      const expiring = generateKey();
+      const later = new Date(Date.now() + 3_600_000).toISOString();
+      await s.store.createKey('short-lived', hashKey(expiring), { expiresAt: later });
+      const app = await createApp({ store: s.store });
+      const ask = () => request(app).get('/v1/store/orders').set('Authorization', `Bearer ${expiring}`);
+
+      expect((await ask()).status).toBe(200);
+      expect(await s.store.setKeyExpiry('short-lived', new Date(Date.now() - 1000).toISOString())).toBe(true);
+      expect((await ask()).body).toEqual(expired);
+      expect(await s.store.setKeyExpiry('short-lived', null)).toBe(true);
+      expect((await ask()).status).toBe(200);
+      expect((await s.store.listKeys()).find((info) => info.name === 'short-lived')?.expiresAt).toBeNull();
+    });
+
+    test('an expiry is set only on a key that exists and is not revoked', async () => {
+      expect(await s.store.setKeyExpiry('nobody', null)).toBe(false);
+      expect(await s.store.setKeyExpiry('gone', null)).toBe(false);
+    });
+
+    test('refusals of expired and revoked keys are counted by reason; unknown keys are not', async () => {
+      const metrics = createMetrics();
+      const expiring = generateKey();
+      await s.store.createKey('short-lived', hashKey(expiring), { expiresAt: '2020-01-01T00:00:00.000Z' });
+      const app = await createApp({ store: s.store, metrics });
+      for (const token of [expiring, expiring, revoked, 'pso_neverissued'])
+        await request(app).get('/v2/store/orders').set('Authorization', `Bearer ${token}`).expect(401);
+
+      const text = await metrics.registry.metrics();
+      expect(text).toContain('petstore_auth_refusals_total{reason="expired"} 2');
+      expect(text).toContain('petstore_auth_refusals_total{reason="revoked"} 1');
+      expect(text).not.toMatch(/petstore_auth_refusals_total\{reason="(invalid|missing)"\}/);
+    });
   });
 
   test('a key revoked while the app runs is refused on the very next request', async () => {

@@ -242,6 +242,13 @@ export const MIGRATIONS: readonly Migration[] = [
         AND CAST(substr(ship_date, 12, 2) AS INTEGER) * 60 + CAST(substr(ship_date, 15, 2) AS INTEGER) - (CASE WHEN ltrim(substr(ship_date, 20), '.0123456789') LIKE '-%' THEN -1 ELSE 1 END) * (CAST('0' || substr(ltrim(substr(ship_date, 20), '.0123456789'), 2, 2) AS INTEGER) * 60 + CAST('0' || substr(replace(ltrim(substr(ship_date, 20), '.0123456789'), ':', ''), 4, 2) AS INTEGER)) IN (1439, -1)))
   ELSE FALSE END);`,
   },
+  {
+    version: 8,
+    name: 'key expiry',
+    // When a key stops working, as ISO 8601 UTC text like created_at; NULL, as for every key made
+    // before, means never.
+    sql: String.raw`ALTER TABLE api_keys ADD COLUMN expires_at TEXT;`,
+  },
 ];
 
 /**

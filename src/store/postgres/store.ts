@@ -29,6 +29,7 @@ import type {
   CancelOutcome,
   ImportRecords,
   KeyInfo,
+  KeyMatch,
   ListedOrder,
   OrderRecord,
   OrderSnapshot,
@@ -339,9 +340,9 @@ class PostgresStore implements Store {
     return (await this.query(SQL.petExists, [petId])).rowCount === 1;
   }
 
-  async createKey(name: string, keyHash: string): Promise<void> {
+  async createKey(name: string, keyHash: string, options: { expiresAt?: string | null } = {}): Promise<void> {
     try {
-      await this.query(SQL.keys.create, [name, keyHash, now()]);
+      await this.query(SQL.keys.create, [name, keyHash, now(), options.expiresAt ?? null]);
     } catch (err) {
       throw keyCreationError(err, name, postgresDialect);
     }
@@ -356,9 +357,13 @@ class PostgresStore implements Store {
     return (await this.query(SQL.keys.revoke, [now(), name])).rowCount === 1;
   }
 
-  async findActiveKey(keyHash: string): Promise<string | null> {
-    const { rows } = await this.query<{ name: string }>(SQL.keys.findActive, [keyHash]);
-    return rows[0]?.name ?? null;
+  async setKeyExpiry(name: string, expiresAt: string | null): Promise<boolean> {
+    return (await this.query(SQL.keys.expire, [expiresAt, name])).rowCount === 1;
+  }
+
+  async findKey(keyHash: string, at: string): Promise<KeyMatch | null> {
+    const { rows } = await this.query<KeyMatch>(SQL.keys.find, [at, keyHash]);
+    return rows[0] ?? null;
   }
 
   async ping(): Promise<void> {

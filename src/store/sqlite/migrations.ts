@@ -281,6 +281,13 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE import_publishing ADD COLUMN events_from INTEGER NOT NULL DEFAULT 0;
     `,
   },
+  {
+    version: 7,
+    name: 'key expiry',
+    // When a key stops working, as ISO 8601 UTC text of the form every time here has; NULL, as for
+    // every key made before, means never.
+    sql: String.raw`ALTER TABLE api_keys ADD COLUMN expires_at TEXT;`,
+  },
 ];
 
 /**

@@ -2,7 +2,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { EventsExpiredError, StoreBusyError, StoreUnavailableError } from '../errors';
-import type { CancelOutcome, ImportRecords, KeyInfo, OrderRecord, OrderSnapshot, OrderStatus, PageRequest, ShipOutcome } from '../types';
+import type {
+  CancelOutcome,
+  ImportRecords,
+  KeyInfo,
+  KeyMatch,
+  OrderRecord,
+  OrderSnapshot,
+  OrderStatus,
+  PageRequest,
+  ShipOutcome,
+} from '../types';
 import type { EventCounts, EventPage, EventPosition, Store } from '../types';
 import { errorMessage } from '../../thrown';
 import { cancelOutcome, cursorSecretOf, etagOf, keyCreationError, prefetched, rowToRecord, shipOutcome, timestamp as now } from '../core';
@@ -139,7 +149,8 @@ class SqliteStore implements Store {
       createKey: prepare(SQL.keys.create),
       listKeys: prepare<[], KeyInfo>(SQL.keys.list),
       revokeKey: prepare(SQL.keys.revoke),
-      findKey: prepare<[string], { name: string }>(SQL.keys.findActive),
+      expireKey: prepare(SQL.keys.expire),
+      findKey: prepare<[string, string], KeyMatch>(SQL.keys.find),
       touch: prepare('UPDATE store_meta SET revision = revision'),
       insertEvent: prepare<[type: string, orderId: number, status: string | null, at: string], never>(INSERT_EVENT_SQL),
       events: prepare<[after: number, limit: number], EventRow>(EVENTS_SQL.read).raw(true),
@@ -377,10 +388,10 @@ class SqliteStore implements Store {
     return this.guard(() => this.statements.petExists.get(petId) !== undefined);
   }
 
-  async createKey(name: string, keyHash: string): Promise<void> {
+  async createKey(name: string, keyHash: string, options: { expiresAt?: string | null } = {}): Promise<void> {
     this.write(() => {
       try {
-        this.statements.createKey.run(name, keyHash, now());
+        this.statements.createKey.run(name, keyHash, now(), options.expiresAt ?? null);
       } catch (err) {
         throw keyCreationError(err, name, sqliteDialect);
       }
@@ -395,8 +406,12 @@ class SqliteStore implements Store {
     return this.write(() => this.statements.revokeKey.run(now(), name).changes === 1);
   }
 
-  findActiveKey(keyHash: string): string | null {
-    return this.guard(() => this.statements.findKey.get(keyHash)?.name ?? null);
+  async setKeyExpiry(name: string, expiresAt: string | null): Promise<boolean> {
+    return this.write(() => this.statements.expireKey.run(expiresAt, name).changes === 1);
+  }
+
+  findKey(keyHash: string, at: string): KeyMatch | null {
+    return this.guard(() => this.statements.findKey.get(at, keyHash) ?? null);
   }
 
   async ping(): Promise<void> {

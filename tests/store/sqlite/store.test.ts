@@ -104,8 +104,9 @@ test('a cancel of an order that is not pending, and a key check, are answered at
 
   expect(store.cancelOrder(404)).toBe('not_found');
   expect(store.cancelOrder(2)).toBe('shipped');
-  expect(store.findActiveKey('f'.repeat(64))).toBe('ops');
-  expect(store.findActiveKey('0'.repeat(64))).toBeNull();
+  const now = new Date().toISOString();
+  expect(store.findKey('f'.repeat(64), now)).toEqual({ name: 'ops', state: 'active' });
+  expect(store.findKey('0'.repeat(64), now)).toBeNull();
   const pending = store.cancelOrder(1);
   expect(pending).toBeInstanceOf(Promise);
   expect(await pending).toBe('cancelled');
@@ -113,7 +114,7 @@ test('a cancel of an order that is not pending, and a key check, are answered at
 
   await store.close();
   expect(() => store.cancelOrder(1)).toThrow(StoreUnavailableError);
-  expect(() => store.findActiveKey('f'.repeat(64))).toThrow(StoreUnavailableError);
+  expect(() => store.findKey('f'.repeat(64), now)).toThrow(StoreUnavailableError);
 });
 
 test('a cancel answered while an import streams in is committed on its own, even if the import then fails', async () => {
