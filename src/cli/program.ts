@@ -7,7 +7,7 @@ import { errorCode, errorMessage } from '../thrown';
 import { parse as parseYaml } from 'yaml';
 import type { OpenAPIV3 } from 'openapi-types';
 import { idProblem, parseId } from '../ids';
-import { generateKey, hashKey, keyNameProblem } from '../keys';
+import { expiryOf, generateKey, hashKey, keyNameProblem, type ExpiryOptions } from '../keys';
 import { createLogger } from '../logger';
 import { SERVE_V8_FLAGS, closeOnSignals, exitOnFatalErrors, setServeV8Flags, startServer } from '../server';
 import { DuplicateKeyNameError, openStore, storeLocation, type Store } from '../store';
@@ -34,6 +34,15 @@ export interface ImportProgress {
 /** A failure the operator caused; printed as one line, exit status 1. */
 class CliError extends Error {
   override name = 'CliError';
+}
+
+/** The expiry the options ask for (see expiryOf), or a CliError naming the option and its value. */
+function expiryOrExit(options: ExpiryOptions): string | null | undefined {
+  try {
+    return expiryOf(options, new Date());
+  } catch (err) {
+    throw new CliError(errorMessage(err));
+  }
 }
 
 /** Builds the `petstore-orders` command tree. */
@@ -89,13 +98,16 @@ function buildProgram(io: CliIO): Command {
     .command('create')
     .description('create a key and print it, alone, on stdout; it is shown only this once')
     .requiredOption('--name <name>', 'a unique name for the key')
-    .action(async (options: { name: string }) => {
+    .option('--expires-in <duration>', 'the key stops working this long from now: a whole number with s, m, h or d (90d)')
+    .option('--expires-at <date-time>', 'the key stops working at this RFC 3339 date-time')
+    .action(async (options: { name: string } & ExpiryOptions) => {
       const problem = keyNameProblem(options.name);
       if (problem) throw new CliError(problem);
+      const expiresAt = expiryOrExit(options);
       const key = generateKey();
       await withStore(config(), async (store) => {
         try {
-          await store.createKey(options.name, hashKey(key));
+          await store.createKey(options.name, hashKey(key), { expiresAt });
         } catch (err) {
           if (err instanceof DuplicateKeyNameError) throw new CliError(`--name: ${err.message}`);
           throw err;
@@ -112,11 +124,31 @@ function buildProgram(io: CliIO): Command {
       });
     });
   keys
+    .command('update')
+    .description("change a key's expiry; the change holds from the key's next request, in every instance")
+    .argument('<name>', 'name of the key')
+    .option('--expires-in <duration>', 'the key stops working this long from now: a whole number with s, m, h or d (90d)')
+    .option('--expires-at <date-time>', 'the key stops working at this RFC 3339 date-time')
+    .option('--no-expiry', 'the key never expires')
+    .action(async (name: string, options: { expiry?: boolean } & ExpiryOptions) => {
+      // commander gives `--no-expiry` as `expiry: false`.
+      const expiresAt = expiryOrExit({ ...options, noExpiry: options.expiry === false });
+      if (expiresAt === undefined) throw new CliError('nothing to change: give --expires-in, --expires-at or --no-expiry');
+      const updated = await withStore(config(), (store) => store.setKeyExpiry(name, expiresAt));
+      if (!updated) throw new CliError(`NAME: no active key is named "${name}"`);
+      await io.stdout(`updated ${name}: ${expiresAt === null ? 'no expiry' : `expires at ${expiresAt}`}\n`);
+    });
+  keys
     .command('list')
-    .description('list key names with their creation and revocation dates (never the keys)')
+    .description('list key names with their creation, expiry and revocation dates (never the keys)')
     .action(async () => {
       const rows = await withStore(config(), (store) => store.listKeys());
-      await io.stdout(['NAME\tCREATED\tREVOKED', ...rows.map((k) => `${k.name}\t${k.createdAt}\t${k.revokedAt ?? '-'}`)].join('\n') + '\n');
+      await io.stdout(
+        [
+          'NAME\tCREATED\tEXPIRES\tREVOKED',
+          ...rows.map((k) => `${k.name}\t${k.createdAt}\t${k.expiresAt ?? '-'}\t${k.revokedAt ?? '-'}`),
+        ].join('\n') + '\n',
+      );
     });
   keys
     .command('revoke')

@@ -66,10 +66,71 @@ describe('keys', () => {
     expect(revoke.status).toBe(0);
     expect(list.status).toBe(0);
     const lines = list.stdout.trim().split('\n');
-    expect(lines[0]).toBe('NAME\tCREATED\tREVOKED');
-    expect(lines[1]).toMatch(/^ci\t\d{4}-\d\d-\d\dT[^\t]+\t\d{4}-\d\d-\d\dT/);
-    expect(lines[2]).toMatch(/^ops\t\d{4}-\d\d-\d\dT[^\t]+\t-$/);
+    expect(lines[0]).toBe('NAME\tCREATED\tEXPIRES\tREVOKED');
+    expect(lines[1]).toMatch(/^ci\t\d{4}-\d\d-\d\dT[^\t]+\t-\t\d{4}-\d\d-\d\dT/);
+    expect(lines[2]).toMatch(/^ops\t\d{4}-\d\d-\d\dT[^\t]+\t-\t-$/);
     expect(list.stdout).not.toContain(key);
+  });
+
+  test('a key made to expire shows its expiry, which update moves or removes', () => {
+    const before = Date.now();
+    expect(cli(['--db', db, 'keys', 'create', '--name', 'short', '--expires-in', '2h']).status).toBe(0);
+    expect(cli(['--db', db, 'keys', 'create', '--name', 'dated', '--expires-at', '2999-01-01T01:00:00+01:00']).status).toBe(0);
+    const expiries = () =>
+      Object.fromEntries(
+        cli(['--db', db, 'keys', 'list'])
+          .stdout.trim()
+          .split('\n')
+          .slice(1)
+          .map((line) => line.split('\t'))
+          .map(([name, , expires]) => [name, expires]),
+      );
+
+    const made = expiries();
+    const inTwoHours = Date.parse(made.short) - before;
+    expect(inTwoHours).toBeGreaterThanOrEqual(7_200_000);
+    expect(inTwoHours).toBeLessThan(7_200_000 + 60_000);
+    expect(made.dated).toBe('2999-01-01T00:00:00.000Z');
+
+    const update = cli(['--db', db, 'keys', 'update', 'short', '--no-expiry']);
+    expect(update.status).toBe(0);
+    expect(update.stdout).toBe('updated short: no expiry\n');
+    expect(cli(['--db', db, 'keys', 'update', 'dated', '--expires-at', '2998-06-01T00:00:00Z']).status).toBe(0);
+    expect(expiries()).toEqual({ short: '-', dated: '2998-06-01T00:00:00.000Z' });
+  });
+
+  test.each([
+    [
+      ['create', '--name', 'k', '--expires-in', '3w'],
+      '--expires-in must be a whole number of at least 1 with s, m, h or d (90d), got "3w"',
+    ],
+    [
+      ['create', '--name', 'k', '--expires-in', '0d'],
+      '--expires-in must be a whole number of at least 1 with s, m, h or d (90d), got "0d"',
+    ],
+    [
+      ['create', '--name', 'k', '--expires-at', 'tomorrow'],
+      '--expires-at must be an RFC 3339 date-time (2027-01-01T00:00:00Z), got "tomorrow"',
+    ],
+    [['create', '--name', 'k', '--expires-at', '2020-01-01T00:00:00Z'], '--expires-at must be in the future, got "2020-01-01T00:00:00Z"'],
+    [
+      ['create', '--name', 'k', '--expires-in', '1d', '--expires-at', '2999-01-01T00:00:00Z'],
+      '--expires-in and --expires-at cannot be given together',
+    ],
+    [['update', 'existing', '--expires-in', '1y'], '--expires-in must be a whole number of at least 1 with s, m, h or d (90d), got "1y"'],
+    [['update', 'existing', '--no-expiry', '--expires-in', '1d'], '--expires-in and --no-expiry cannot be given together'],
+    [['update', 'existing'], 'nothing to change: give --expires-in, --expires-at or --no-expiry'],
+    [['update', 'nobody', '--no-expiry'], 'NAME: no active key is named "nobody"'],
+  ])('keys %j fails naming what is wrong, and changes nothing', (args, message) => {
+    cli(['--db', db, 'keys', 'create', '--name', 'existing', '--expires-in', '30d']);
+    const listed = cli(['--db', db, 'keys', 'list']).stdout;
+
+    const result = cli(['--db', db, 'keys', ...args]);
+
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain(message);
+    expect(result.stdout).toBe('');
+    expect(cli(['--db', db, 'keys', 'list']).stdout).toBe(listed);
   });
 
   test('revoking an unknown or already revoked key fails', () => {
@@ -312,7 +373,7 @@ describe('serve', () => {
     await server.exited;
 
     expect(server.stdout()).not.toContain('pso_');
-    expect(cli(['--db', db, 'keys', 'list']).stdout).toBe('NAME\tCREATED\tREVOKED\n');
+    expect(cli(['--db', db, 'keys', 'list']).stdout).toBe('NAME\tCREATED\tEXPIRES\tREVOKED\n');
     expect(rowsOf(db)).toEqual([]);
   });
 });

@@ -250,7 +250,7 @@ describe('CLI commands whose output is gone', () => {
 
     expect(exit.code).toBe(1);
     expect(keys).toHaveLength(2);
-    expect(keys[1]).toMatch(/^lost\t\S+\t\S+Z$/);
+    expect(keys[1]).toMatch(/^lost\t\S+\t-\t\S+Z$/);
   });
 });
 
