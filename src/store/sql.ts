@@ -96,9 +96,22 @@ export const KEY_SQL = {
   list: 'SELECT name, created_at AS "createdAt", expires_at AS "expiresAt", revoked_at AS "revokedAt" FROM api_keys ORDER BY id',
   revoke: 'UPDATE api_keys SET revoked_at = $1 WHERE name = $2 AND revoked_at IS NULL',
   expire: 'UPDATE api_keys SET expires_at = $1 WHERE name = $2 AND revoked_at IS NULL',
-  /** The key with hash `$2` and its state at `$1`: times are ISO 8601 UTC text of one form, so they compare as text. */
-  find: `SELECT name, CASE WHEN revoked_at IS NOT NULL THEN 'revoked' WHEN expires_at <= $1 THEN 'expired' ELSE 'active' END AS state
-    FROM api_keys WHERE key_hash = $2`,
+  /**
+   * A new secret for the active key named `$3`, hash `$2`; the one it replaces keeps working until
+   * `$1`, and one replaced before is forgotten.
+   */
+  rotate: 'UPDATE api_keys SET previous_hash = key_hash, previous_until = $1, key_hash = $2 WHERE name = $3 AND revoked_at IS NULL',
+  /** Undoes a rotation to hash `$2` of the key named `$1` whose new secret nobody saw: the replaced one is the key's again. */
+  unrotate: `UPDATE api_keys SET key_hash = previous_hash, previous_hash = NULL, previous_until = NULL
+    WHERE name = $1 AND key_hash = $2 AND previous_hash IS NOT NULL`,
+  /**
+   * The key whose secret or replaced secret has hash `$2` (`$4` and `$5` the same), and its state at
+   * `$1` (`$3` the same): a replaced secret past its grace is refused as a revoked key. Times are
+   * ISO 8601 UTC text of one form, so they compare as text.
+   */
+  find: `SELECT name, CASE WHEN revoked_at IS NOT NULL THEN 'revoked' WHEN expires_at <= $1 THEN 'expired'
+      WHEN key_hash = $2 OR previous_until > $3 THEN 'active' ELSE 'revoked' END AS state
+    FROM api_keys WHERE key_hash = $4 OR previous_hash = $5`,
 } as const;
 
 /**

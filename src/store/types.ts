@@ -186,6 +186,14 @@ export interface Store {
   createKey(name: string, keyHash: string, options?: { expiresAt?: string | null }): Promise<void>;
   /** Sets the named active key's expiry (null: none); false when no active key has that name. */
   setKeyExpiry(name: string, expiresAt: string | null): Promise<boolean>;
+  /**
+   * Gives the named active key the secret with hash `keyHash`; the secret it replaces keeps working
+   * until `graceUntil` (an ISO 8601 UTC time), and one replaced before is forgotten. False when no
+   * active key has that name.
+   */
+  rotateKey(name: string, keyHash: string, graceUntil: string): Promise<boolean>;
+  /** Undoes the rotation of the named key to `keyHash`, whose secret nobody saw: the secret it replaced is the key's again. */
+  undoRotation(name: string, keyHash: string): Promise<boolean>;
   /** Every key, oldest first. */
   listKeys(): Promise<KeyInfo[]>;
   /** Revokes the named key; false when no active key has that name. */

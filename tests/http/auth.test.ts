@@ -128,6 +128,56 @@ eachStore((s) => {
     });
   });
 
+  describe('a key rotated', () => {
+    const ask = async (app: Awaited<ReturnType<typeof createApp>>, token: string) =>
+      (await request(app).get('/v2/store/orders').set('Authorization', `Bearer ${token}`)).status;
+
+    test('answers to its new secret, and to the old one until the grace ends, then never again', async () => {
+      const metrics = createMetrics();
+      const app = await createApp({ store: s.store, metrics });
+      const second = generateKey();
+      const third = generateKey();
+
+      expect(await s.store.rotateKey('live', hashKey(second), new Date(Date.now() + 3_600_000).toISOString())).toBe(true);
+      expect([await ask(app, second), await ask(app, key)]).toEqual([200, 200]);
+
+      // A rotation whose grace has already ended: the secret it replaced fails as a revoked key,
+      // and the one replaced before is forgotten.
+      expect(await s.store.rotateKey('live', hashKey(third), new Date(Date.now() - 1000).toISOString())).toBe(true);
+      expect([await ask(app, third), await ask(app, second), await ask(app, key)]).toEqual([200, 401, 401]);
+      const refused = await request(app).get('/v2/store/orders').set('Authorization', `Bearer ${second}`);
+      const unknown = await request(app).get('/v2/store/orders').set('Authorization', 'Bearer pso_neverissued');
+      expect(refused.text).toBe(unknown.text);
+      expect(await metrics.registry.metrics()).toContain('petstore_auth_refusals_total{reason="revoked"} 2');
+      // Still one key: a rotation gives a key a new secret, not a new name.
+      expect((await s.store.listKeys()).filter((info) => info.name === 'live')).toHaveLength(1);
+    });
+
+    test('a rotation undone gives the key its old secret back, and only a known name is rotated', async () => {
+      const app = await createApp({ store: s.store });
+      const unseen = generateKey();
+      await s.store.rotateKey('live', hashKey(unseen), new Date(Date.now() + 3_600_000).toISOString());
+
+      expect(await s.store.undoRotation('live', hashKey(unseen))).toBe(true);
+      expect([await ask(app, key), await ask(app, unseen)]).toEqual([200, 401]);
+      expect(await s.store.rotateKey('nobody', hashKey(generateKey()), new Date().toISOString())).toBe(false);
+      expect(await s.store.rotateKey('gone', hashKey(generateKey()), new Date().toISOString())).toBe(false);
+      expect(await ask(app, revoked)).toBe(401);
+    });
+
+    test('an expired key stays expired, whichever secret is sent', async () => {
+      const app = await createApp({ store: s.store });
+      const next = generateKey();
+      await s.store.rotateKey('live', hashKey(next), new Date(Date.now() + 3_600_000).toISOString());
+      await s.store.setKeyExpiry('live', new Date(Date.now() - 1000).toISOString());
+
+      for (const token of [key, next]) {
+        const res = await request(app).get('/v2/store/orders').set('Authorization', `Bearer ${token}`);
+        expect(res.body).toEqual({ code: 'unauthorized', message: 'The API key has expired', status: 401 });
+      }
+    });
+  });
+
   test('a key revoked while the app runs is refused on the very next request', async () => {
     const app = await createApp({ store: s.store });
     await request(app).get('/v1/store/orders').set('Authorization', `Bearer ${key}`).expect(200);

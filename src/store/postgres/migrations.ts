@@ -244,10 +244,16 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 8,
-    name: 'key expiry',
-    // When a key stops working, as ISO 8601 UTC text like created_at; NULL, as for every key made
-    // before, means never.
-    sql: String.raw`ALTER TABLE api_keys ADD COLUMN expires_at TEXT;`,
+    name: 'key expiry and rotation',
+    // expires_at: when a key stops working, as ISO 8601 UTC text like created_at; NULL, as for every
+    // key made before, means never. previous_hash: the secret a rotation replaced, which keeps
+    // working until previous_until (the grace), then fails as a revoked key.
+    sql: String.raw`
+      ALTER TABLE api_keys ADD COLUMN expires_at TEXT;
+      ALTER TABLE api_keys ADD COLUMN previous_hash TEXT;
+      ALTER TABLE api_keys ADD COLUMN previous_until TEXT;
+      CREATE UNIQUE INDEX api_keys_previous_hash ON api_keys (previous_hash);
+    `,
   },
 ];
 

@@ -361,8 +361,16 @@ class PostgresStore implements Store {
     return (await this.query(SQL.keys.expire, [expiresAt, name])).rowCount === 1;
   }
 
+  async rotateKey(name: string, keyHash: string, graceUntil: string): Promise<boolean> {
+    return (await this.query(SQL.keys.rotate, [graceUntil, keyHash, name])).rowCount === 1;
+  }
+
+  async undoRotation(name: string, keyHash: string): Promise<boolean> {
+    return (await this.query(SQL.keys.unrotate, [name, keyHash])).rowCount === 1;
+  }
+
   async findKey(keyHash: string, at: string): Promise<KeyMatch | null> {
-    const { rows } = await this.query<KeyMatch>(SQL.keys.find, [at, keyHash]);
+    const { rows } = await this.query<KeyMatch>(SQL.keys.find, [at, keyHash, at, keyHash, keyHash]);
     return rows[0] ?? null;
   }
 

@@ -150,7 +150,9 @@ class SqliteStore implements Store {
       listKeys: prepare<[], KeyInfo>(SQL.keys.list),
       revokeKey: prepare(SQL.keys.revoke),
       expireKey: prepare(SQL.keys.expire),
-      findKey: prepare<[string, string], KeyMatch>(SQL.keys.find),
+      rotateKey: prepare(SQL.keys.rotate),
+      undoRotation: prepare(SQL.keys.unrotate),
+      findKey: prepare<[string, string, string, string, string], KeyMatch>(SQL.keys.find),
       touch: prepare('UPDATE store_meta SET revision = revision'),
       insertEvent: prepare<[type: string, orderId: number, status: string | null, at: string], never>(INSERT_EVENT_SQL),
       events: prepare<[after: number, limit: number], EventRow>(EVENTS_SQL.read).raw(true),
@@ -410,8 +412,16 @@ class SqliteStore implements Store {
     return this.write(() => this.statements.expireKey.run(expiresAt, name).changes === 1);
   }
 
+  async rotateKey(name: string, keyHash: string, graceUntil: string): Promise<boolean> {
+    return this.write(() => this.statements.rotateKey.run(graceUntil, keyHash, name).changes === 1);
+  }
+
+  async undoRotation(name: string, keyHash: string): Promise<boolean> {
+    return this.write(() => this.statements.undoRotation.run(name, keyHash).changes === 1);
+  }
+
   findKey(keyHash: string, at: string): KeyMatch | null {
-    return this.guard(() => this.statements.findKey.get(at, keyHash) ?? null);
+    return this.guard(() => this.statements.findKey.get(at, keyHash, at, keyHash, keyHash) ?? null);
   }
 
   async ping(): Promise<void> {

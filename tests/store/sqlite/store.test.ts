@@ -1,3 +1,4 @@
+import { KEY_SQL } from '../../../src/store/sql';
 import { sqlitePlaceholders } from '../../../src/store/sqlite/dialect';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -157,4 +158,25 @@ describe('statements shared with PostgreSQL', () => {
       expect(() => sqlitePlaceholders(sql)).toThrow(/placeholders must be \$1, \$2, … once each, in order/);
     },
   );
+});
+
+// Every keyed request runs the key check: it must find the key by its secret or by the secret a
+// rotation replaced through their indexes, never by reading the keys.
+test('the key check finds a key through the index of each of its secrets', async () => {
+  const at = file();
+  await openSqliteStore(at).close();
+  const db = new Database(at, { readonly: true });
+  try {
+    const plan = db
+      .prepare<unknown[], { detail: string }>(`EXPLAIN QUERY PLAN ${sqlitePlaceholders(KEY_SQL.find)}`)
+      .all('t', 'h', 't', 'h', 'h')
+      .map((row) => row.detail);
+    expect(plan).toEqual(expect.arrayContaining([expect.stringMatching(/^SEARCH api_keys USING INDEX .*\(key_hash=\?\)$/)]));
+    expect(plan).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^SEARCH api_keys USING INDEX api_keys_previous_hash \(previous_hash=\?\)$/)]),
+    );
+    expect(plan.filter((step) => step.startsWith('SCAN'))).toEqual([]);
+  } finally {
+    db.close();
+  }
 });
