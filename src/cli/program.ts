@@ -7,7 +7,7 @@ import { errorCode, errorMessage } from '../thrown';
 import { parse as parseYaml } from 'yaml';
 import type { OpenAPIV3 } from 'openapi-types';
 import { idProblem, parseId } from '../ids';
-import { expiryOf, generateKey, hashKey, keyNameProblem, type ExpiryOptions } from '../keys';
+import { expiryOf, generateKey, hashKey, keyNameProblem, laterBy, type ExpiryOptions } from '../keys';
 import { createLogger } from '../logger';
 import { SERVE_V8_FLAGS, closeOnSignals, exitOnFatalErrors, setServeV8Flags, startServer } from '../server';
 import { DuplicateKeyNameError, openStore, storeLocation, type Store } from '../store';
@@ -137,6 +137,30 @@ function buildProgram(io: CliIO): Command {
       const updated = await withStore(config(), (store) => store.setKeyExpiry(name, expiresAt));
       if (!updated) throw new CliError(`NAME: no active key is named "${name}"`);
       await io.stdout(`updated ${name}: ${expiresAt === null ? 'no expiry' : `expires at ${expiresAt}`}\n`);
+    });
+  keys
+    .command('rotate')
+    .description('print a new key, alone, on stdout, for the same name and expiry; the old one works until the grace ends')
+    .argument('<name>', 'name of the key')
+    .option('--grace <duration>', 'how long the old key keeps working: a whole number with s, m, h or d', '24h')
+    .action(async (name: string, options: { grace: string }) => {
+      let graceUntil: string;
+      try {
+        graceUntil = laterBy('--grace', options.grace, new Date(), 0);
+      } catch (err) {
+        throw new CliError(errorMessage(err));
+      }
+      const key = generateKey();
+      await withStore(config(), async (store) => {
+        if (!(await store.rotateKey(name, hashKey(key), graceUntil))) throw new CliError(`NAME: no active key is named "${name}"`);
+        try {
+          await io.stdout(`${key}\n`);
+        } catch (err) {
+          // Nobody saw the new key, so nobody can use it; one that may have been read in part must not stay valid.
+          await store.undoRotation(name, hashKey(key));
+          throw new CliError(`the new key could not be written to stdout (${codeOrMessage(err)}); the key "${name}" was not rotated`);
+        }
+      });
     });
   keys
     .command('list')

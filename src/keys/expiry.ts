@@ -16,6 +16,22 @@ const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 const MAX_TIME = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
 /**
+ * The time `value`, a duration (a whole number of at least `min` with s, m, h or d), after `now`, as
+ * the ISO 8601 UTC time the store keeps. Throws an Error naming `option` and the value when it does
+ * not parse or lies past the times kept.
+ */
+export function laterBy(option: string, value: string, now: Date, min: number): string {
+  const match = DURATION.exec(value);
+  const amount = Number(match?.[1] ?? -1);
+  if (match === null || amount < min) {
+    throw new Error(`${option} must be a whole number${min > 0 ? ` of at least ${min}` : ''} with s, m, h or d (90d), got "${value}"`);
+  }
+  const at = now.getTime() + amount * UNIT_MS[match[2] as keyof typeof UNIT_MS];
+  if (at > MAX_TIME) throw new Error(`${option} is too far in the future, got "${value}"`);
+  return new Date(at).toISOString();
+}
+
+/**
  * The expiry the options ask for, as the ISO 8601 UTC time the store keeps (null: never), or
  * undefined when they ask for none. Throws an Error naming the option and its value when they do
  * not parse, name a time that has passed, or ask for two things at once.
@@ -27,16 +43,7 @@ export function expiryOf(options: ExpiryOptions, now: Date): string | null | und
     options.noExpiry === true && '--no-expiry',
   ].filter((name): name is string => name !== false);
   if (given.length > 1) throw new Error(`${given.join(' and ')} cannot be given together: choose one`);
-  if (options.expiresIn !== undefined) {
-    const match = DURATION.exec(options.expiresIn);
-    const amount = Number(match?.[1] ?? 0);
-    if (match === null || amount === 0) {
-      throw new Error(`--expires-in must be a whole number of at least 1 with s, m, h or d (90d), got "${options.expiresIn}"`);
-    }
-    const at = now.getTime() + amount * UNIT_MS[match[2] as keyof typeof UNIT_MS];
-    if (!Number.isFinite(at) || at > MAX_TIME) throw new Error(`--expires-in is too far in the future, got "${options.expiresIn}"`);
-    return new Date(at).toISOString();
-  }
+  if (options.expiresIn !== undefined) return laterBy('--expires-in', options.expiresIn, now, 1);
   if (options.expiresAt !== undefined) {
     if (!isDateTime(options.expiresAt)) {
       throw new Error(`--expires-at must be an RFC 3339 date-time (2027-01-01T00:00:00Z), got "${options.expiresAt}"`);

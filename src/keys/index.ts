@@ -1,3 +1,3 @@
 export { KEY_PREFIX, generateKey, hashKey, keyNameProblem, parseBearer } from './keys';
 export { bearerCheck, type BearerResult, type KeyRefusal } from './bearer';
-export { expiryOf, type ExpiryOptions } from './expiry';
+export { expiryOf, laterBy, type ExpiryOptions } from './expiry';

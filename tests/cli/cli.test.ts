@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
@@ -131,6 +132,37 @@ describe('keys', () => {
     expect(result.stderr).toContain(message);
     expect(result.stdout).toBe('');
     expect(cli(['--db', db, 'keys', 'list']).stdout).toBe(listed);
+  });
+
+  test('rotate prints a new key for the same name, alone, and refuses a bad grace or an unknown name, changing nothing', () => {
+    const old = cli(['--db', db, 'keys', 'create', '--name', 'ci']).stdout.trim();
+    const listed = cli(['--db', db, 'keys', 'list']).stdout;
+
+    const rotated = cli(['--db', db, 'keys', 'rotate', 'ci', '--grace', '1h']);
+    expect(rotated.status).toBe(0);
+    expect(rotated.stdout).toMatch(/^pso_[A-Za-z0-9_-]{43}\n$/);
+    expect(rotated.stdout.trim()).not.toBe(old);
+    expect(cli(['--db', db, 'keys', 'list']).stdout).toBe(listed);
+
+    const hashes = (): string => {
+      const file = new Database(db, { readonly: true });
+      try {
+        return JSON.stringify(file.prepare('SELECT key_hash, previous_hash FROM api_keys').all());
+      } finally {
+        file.close();
+      }
+    };
+    const before = hashes();
+    for (const [args, message] of [
+      [['rotate', 'ci', '--grace', 'a while'], '--grace must be a whole number with s, m, h or d (90d), got "a while"'],
+      [['rotate', 'nobody'], 'NAME: no active key is named "nobody"'],
+    ] as const) {
+      const result = cli(['--db', db, 'keys', ...args]);
+      expect(result.status).toBe(1);
+      expect(result.stderr).toContain(message);
+      expect(result.stdout).toBe('');
+    }
+    expect(hashes()).toBe(before);
   });
 
   test('revoking an unknown or already revoked key fails', () => {

@@ -1,6 +1,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import Database from 'better-sqlite3';
+import { hashKey } from '../../src/keys';
 import { LogOutput } from '../../src/log-output';
 import { BIN, cli, cliEnv } from '../helpers/cli';
 import { rowsOf } from '../helpers/stores';
@@ -251,6 +253,28 @@ describe('CLI commands whose output is gone', () => {
     expect(exit.code).toBe(1);
     expect(keys).toHaveLength(2);
     expect(keys[1]).toMatch(/^lost\t\S+\t-\t\S+Z$/);
+  });
+
+  test('keys rotate exits 1 and leaves the key with the secret it had, when nobody could see the new one', async () => {
+    const db = path.join(tmp.dir, 'rotation-gone.db');
+    const key = cli(['--db', db, 'keys', 'create', '--name', 'kept']).stdout.trim();
+    const hashes = (): unknown[] => {
+      const file = new Database(db, { readonly: true });
+      try {
+        return file.prepare('SELECT key_hash, previous_hash FROM api_keys').all();
+      } finally {
+        file.close();
+      }
+    };
+    const before = hashes();
+    const { reader, writeFd } = await logPipe();
+    await reader.kill();
+
+    const exit = await exitWithin(runOnPipe(writeFd, ['--db', db, 'keys', 'rotate', 'kept']), 10_000);
+
+    expect(exit.code).toBe(1);
+    expect(hashes()).toEqual(before);
+    expect(before).toEqual([{ key_hash: hashKey(key), previous_hash: null }]);
   });
 });
 
