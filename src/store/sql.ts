@@ -105,13 +105,19 @@ export const KEY_SQL = {
   unrotate: `UPDATE api_keys SET key_hash = previous_hash, previous_hash = NULL, previous_until = NULL
     WHERE name = $1 AND key_hash = $2 AND previous_hash IS NOT NULL`,
   /**
-   * The key whose secret or replaced secret has hash `$2` (`$4` and `$5` the same), and its state at
-   * `$1` (`$3` the same): a replaced secret past its grace is refused as a revoked key. Times are
-   * ISO 8601 UTC text of one form, so they compare as text.
+   * The key whose secret has hash `$2`, and its state at `$1`. Times are ISO 8601 UTC text of one
+   * form, so they compare as text. One index entry: what every keyed request reads.
    */
-  find: `SELECT name, CASE WHEN revoked_at IS NOT NULL THEN 'revoked' WHEN expires_at <= $1 THEN 'expired'
-      WHEN key_hash = $2 OR previous_until > $3 THEN 'active' ELSE 'revoked' END AS state
-    FROM api_keys WHERE key_hash = $4 OR previous_hash = $5`,
+  find: `SELECT name, CASE WHEN revoked_at IS NOT NULL THEN 'revoked' WHEN expires_at <= $1 THEN 'expired' ELSE 'active' END AS state
+    FROM api_keys WHERE key_hash = $2`,
+  /**
+   * The key whose replaced secret has hash `$3`, and its state at `$1` (`$2` the same): refused as a
+   * revoked key once its grace has ended. Read only when `find` found nothing: an old secret in its
+   * grace, or no key at all.
+   */
+  findReplaced: `SELECT name, CASE WHEN revoked_at IS NOT NULL THEN 'revoked' WHEN expires_at <= $1 THEN 'expired'
+      WHEN previous_until > $2 THEN 'active' ELSE 'revoked' END AS state
+    FROM api_keys WHERE previous_hash = $3`,
 } as const;
 
 /**

@@ -370,8 +370,8 @@ class PostgresStore implements Store {
   }
 
   async findKey(keyHash: string, at: string): Promise<KeyMatch | null> {
-    const { rows } = await this.query<KeyMatch>(SQL.keys.find, [at, keyHash, at, keyHash, keyHash]);
-    return rows[0] ?? null;
+    const current = (await this.query<KeyMatch>(SQL.keys.find, [at, keyHash])).rows[0];
+    return current ?? (await this.query<KeyMatch>(SQL.keys.findReplaced, [at, at, keyHash])).rows[0] ?? null;
   }
 
   async ping(): Promise<void> {

@@ -152,7 +152,8 @@ class SqliteStore implements Store {
       expireKey: prepare(SQL.keys.expire),
       rotateKey: prepare(SQL.keys.rotate),
       undoRotation: prepare(SQL.keys.unrotate),
-      findKey: prepare<[string, string, string, string, string], KeyMatch>(SQL.keys.find),
+      findKey: prepare<[string, string], KeyMatch>(SQL.keys.find),
+      findReplacedKey: prepare<[string, string, string], KeyMatch>(SQL.keys.findReplaced),
       touch: prepare('UPDATE store_meta SET revision = revision'),
       insertEvent: prepare<[type: string, orderId: number, status: string | null, at: string], never>(INSERT_EVENT_SQL),
       events: prepare<[after: number, limit: number], EventRow>(EVENTS_SQL.read).raw(true),
@@ -421,7 +422,7 @@ class SqliteStore implements Store {
   }
 
   findKey(keyHash: string, at: string): KeyMatch | null {
-    return this.guard(() => this.statements.findKey.get(at, keyHash, at, keyHash, keyHash) ?? null);
+    return this.guard(() => this.statements.findKey.get(at, keyHash) ?? this.statements.findReplacedKey.get(at, at, keyHash) ?? null);
   }
 
   async ping(): Promise<void> {
