@@ -23,6 +23,22 @@ export interface MigrationPrecondition {
 /** What the stores' shipDate constraint requires, in the words of a migration's refusal. */
 export const SHIP_DATE_RULE = 'shipDate must be an RFC 3339 date-time with a time zone, on a real calendar day';
 
+/**
+ * Key expiry and rotation, the same in every store's history (each gives it its own version).
+ * expires_at: when a key stops working, as ISO 8601 UTC text like created_at; NULL, as for every key
+ * made before, means never. previous_hash: the secret a rotation replaced, which keeps working until
+ * previous_until (the grace), then fails as a revoked key.
+ */
+export const KEY_EXPIRY_AND_ROTATION = {
+  name: 'key expiry and rotation',
+  sql: String.raw`
+      ALTER TABLE api_keys ADD COLUMN expires_at TEXT;
+      ALTER TABLE api_keys ADD COLUMN previous_hash TEXT;
+      ALTER TABLE api_keys ADD COLUMN previous_until TEXT;
+      CREATE UNIQUE INDEX api_keys_previous_hash ON api_keys (previous_hash);
+    `,
+} as const;
+
 /** How many offending ids a refusal names. */
 export const REFUSAL_IDS = 10;
 

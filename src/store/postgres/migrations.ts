@@ -1,5 +1,5 @@
 import type { PoolClient } from 'pg';
-import { SHIP_DATE_RULE, migrate as migrateWith, type Migration } from '../migration';
+import { KEY_EXPIRY_AND_ROTATION, SHIP_DATE_RULE, migrate as migrateWith, type Migration } from '../migration';
 import { postgresConnection, postgresDialect } from './dialect';
 
 /**
@@ -242,19 +242,7 @@ export const MIGRATIONS: readonly Migration[] = [
         AND CAST(substr(ship_date, 12, 2) AS INTEGER) * 60 + CAST(substr(ship_date, 15, 2) AS INTEGER) - (CASE WHEN ltrim(substr(ship_date, 20), '.0123456789') LIKE '-%' THEN -1 ELSE 1 END) * (CAST('0' || substr(ltrim(substr(ship_date, 20), '.0123456789'), 2, 2) AS INTEGER) * 60 + CAST('0' || substr(replace(ltrim(substr(ship_date, 20), '.0123456789'), ':', ''), 4, 2) AS INTEGER)) IN (1439, -1)))
   ELSE FALSE END);`,
   },
-  {
-    version: 8,
-    name: 'key expiry and rotation',
-    // expires_at: when a key stops working, as ISO 8601 UTC text like created_at; NULL, as for every
-    // key made before, means never. previous_hash: the secret a rotation replaced, which keeps
-    // working until previous_until (the grace), then fails as a revoked key.
-    sql: String.raw`
-      ALTER TABLE api_keys ADD COLUMN expires_at TEXT;
-      ALTER TABLE api_keys ADD COLUMN previous_hash TEXT;
-      ALTER TABLE api_keys ADD COLUMN previous_until TEXT;
-      CREATE UNIQUE INDEX api_keys_previous_hash ON api_keys (previous_hash);
-    `,
-  },
+  { version: 8, ...KEY_EXPIRY_AND_ROTATION },
 ];
 
 /**

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { SHIP_DATE_RULE, migrate as migrateWith, type Migration } from '../migration';
+import { KEY_EXPIRY_AND_ROTATION, SHIP_DATE_RULE, migrate as migrateWith, type Migration } from '../migration';
 import { sqliteConnection, sqliteDialect } from './dialect';
 
 export type { Migration } from '../migration';
@@ -281,19 +281,7 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE import_publishing ADD COLUMN events_from INTEGER NOT NULL DEFAULT 0;
     `,
   },
-  {
-    version: 7,
-    name: 'key expiry and rotation',
-    // expires_at: when a key stops working, as ISO 8601 UTC text of the form every time here has;
-    // NULL, as for every key made before, means never. previous_hash: the secret a rotation
-    // replaced, which keeps working until previous_until (the grace), then fails as a revoked key.
-    sql: String.raw`
-      ALTER TABLE api_keys ADD COLUMN expires_at TEXT;
-      ALTER TABLE api_keys ADD COLUMN previous_hash TEXT;
-      ALTER TABLE api_keys ADD COLUMN previous_until TEXT;
-      CREATE UNIQUE INDEX api_keys_previous_hash ON api_keys (previous_hash);
-    `,
-  },
+  { version: 7, ...KEY_EXPIRY_AND_ROTATION },
 ];
 
 /**
