@@ -36,10 +36,10 @@ class CliError extends Error {
   override name = 'CliError';
 }
 
-/** The expiry the options ask for (see expiryOf), or a CliError naming the option and its value. */
-function expiryOrExit(options: ExpiryOptions): string | null | undefined {
+/** What `parse` makes of an option's value; its Error, which names the option and the value, as a CliError. */
+function parsedOption<T>(parse: () => T): T {
   try {
-    return expiryOf(options, new Date());
+    return parse();
   } catch (err) {
     throw new CliError(errorMessage(err));
   }
@@ -103,7 +103,7 @@ function buildProgram(io: CliIO): Command {
     .action(async (options: { name: string } & ExpiryOptions) => {
       const problem = keyNameProblem(options.name);
       if (problem) throw new CliError(problem);
-      const expiresAt = expiryOrExit(options);
+      const expiresAt = parsedOption(() => expiryOf(options, new Date()));
       const key = generateKey();
       await withStore(config(), async (store) => {
         try {
@@ -132,7 +132,7 @@ function buildProgram(io: CliIO): Command {
     .option('--no-expiry', 'the key never expires')
     .action(async (name: string, options: { expiry?: boolean } & ExpiryOptions) => {
       // commander gives `--no-expiry` as `expiry: false`.
-      const expiresAt = expiryOrExit({ ...options, noExpiry: options.expiry === false });
+      const expiresAt = parsedOption(() => expiryOf({ ...options, noExpiry: options.expiry === false }, new Date()));
       if (expiresAt === undefined) throw new CliError('nothing to change: give --expires-in, --expires-at or --no-expiry');
       const updated = await withStore(config(), (store) => store.setKeyExpiry(name, expiresAt));
       if (!updated) throw new CliError(`NAME: no active key is named "${name}"`);
@@ -144,12 +144,7 @@ function buildProgram(io: CliIO): Command {
     .argument('<name>', 'name of the key')
     .option('--grace <duration>', 'how long the old key keeps working: a whole number with s, m, h or d', '24h')
     .action(async (name: string, options: { grace: string }) => {
-      let graceUntil: string;
-      try {
-        graceUntil = laterBy('--grace', options.grace, new Date(), 0);
-      } catch (err) {
-        throw new CliError(errorMessage(err));
-      }
+      const graceUntil = parsedOption(() => laterBy('--grace', options.grace, new Date(), 0));
       const key = generateKey();
       await withStore(config(), async (store) => {
         if (!(await store.rotateKey(name, hashKey(key), graceUntil))) throw new CliError(`NAME: no active key is named "${name}"`);
