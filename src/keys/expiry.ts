@@ -11,7 +11,12 @@ export interface ExpiryOptions {
 }
 
 const DURATION = /^(\d{1,9})(s|m|h|d)$/;
-const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+const UNIT_MS: ReadonlyMap<string, number> = new Map([
+  ['s', 1000],
+  ['m', 60_000],
+  ['h', 3_600_000],
+  ['d', 86_400_000],
+]);
 /** The last instant kept as a four-digit year, so that every stored expiry compares as text with every other time. */
 const MAX_TIME = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
@@ -23,10 +28,11 @@ const MAX_TIME = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 export function laterBy(option: string, value: string, now: Date, min: number): string {
   const match = DURATION.exec(value);
   const amount = Number(match?.[1] ?? -1);
-  if (match === null || amount < min) {
+  const unitMs = UNIT_MS.get(match?.[2] ?? '');
+  if (unitMs === undefined || amount < min) {
     throw new Error(`${option} must be a whole number${min > 0 ? ` of at least ${min}` : ''} with s, m, h or d (90d), got "${value}"`);
   }
-  const at = now.getTime() + amount * UNIT_MS[match[2] as keyof typeof UNIT_MS];
+  const at = now.getTime() + amount * unitMs;
   if (at > MAX_TIME) throw new Error(`${option} is too far in the future, got "${value}"`);
   return new Date(at).toISOString();
 }

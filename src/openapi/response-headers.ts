@@ -45,7 +45,7 @@ export function compileResponseHeadersValidator(api: OpenAPIBackend<OpenAPIV3.Do
     const validate = validatorOf(operationId, status);
     if (validate === null) return null;
     const named: Record<string, string> = {};
-    for (const name of Object.keys(headers)) named[name.toLowerCase()] = headers[name]!;
+    for (const [name, value] of Object.entries(headers)) named[name.toLowerCase()] = value;
     validate({ headers: named });
     return validate.errors && validate.errors.length > 0 ? [...validate.errors] : null;
   };
