@@ -17,7 +17,7 @@ import { createPipeline } from './http/pipeline';
 import { sendReply } from './http/reply';
 import { answeredBy } from './http/request-context';
 import { silentLogger, type Logger } from './logger';
-import { createMetrics, type Metrics } from './metrics';
+import { createMetrics, type AuthRefusalReason, type Metrics } from './metrics';
 import type { Store } from './store';
 
 /** Everything the app depends on, injected so that tests build a fresh app per test. */
@@ -78,7 +78,7 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
     chunkItems,
     onViolation: (operationId: string, version: ApiVersion) => metrics.violation(operationId, version),
     onDeprecatedCall: (operationId: string, version: ApiVersion) => metrics.deprecatedCall(operationId, version),
-    onKeyRefused: (reason: 'expired' | 'revoked') => metrics.authRefusal(reason),
+    onKeyRefused: (reason: AuthRefusalReason) => metrics.authRefusal(reason),
   };
   const dispatchers = new Map<string, Dispatch>([
     [

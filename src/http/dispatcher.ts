@@ -5,6 +5,7 @@ import { assertStatusesDeclared } from '../contract/framework-statuses';
 import type { ApiVersion } from '../contract/types';
 import { bearerCheck } from '../keys';
 import type { Logger } from '../logger';
+import type { AuthRefusalReason } from '../metrics';
 import { andThen, type MaybePromise } from '../maybe-promise';
 import { createOpenApi, type Operation } from '../openapi';
 import type { Store } from '../store';
@@ -47,7 +48,7 @@ export interface DispatcherOptions<V extends ApiVersion> {
   /** Called for every request to an operation the document marks deprecated. */
   onDeprecatedCall?: (operationId: string, version: ApiVersion) => void;
   /** Called for every request refused for its key's sake: the key expired, or was revoked. */
-  onKeyRefused?: (reason: 'expired' | 'revoked') => void;
+  onKeyRefused?: (reason: AuthRefusalReason) => void;
 }
 
 /** The request as the dispatcher sees it: method and raw path, percent-encoding intact. */
