@@ -4,7 +4,10 @@ import {
   type CancelOutcome,
   type ImportRecord,
   type ImportRecords,
+  type KeyChanges,
+  type KeyInfo,
   type ListedOrder,
+  type NewKey,
   type OrderRecord,
   type OrderSnapshot,
   type OrderStatus,
@@ -79,6 +82,31 @@ export function shipOutcome(moved: boolean, status: OrderStatus | null | undefin
   if (moved) return 'shipped';
   if (status === 'shipped') return 'already_shipped';
   return status === 'cancelled' ? 'cancelled' : 'not_found';
+}
+
+/**
+ * What a key may do when it is made without scopes, and what the migration gave every key made
+ * before keys had scopes: all that any key could do then. A scope added later is granted only when named.
+ */
+export const DEFAULT_SCOPES: readonly string[] = ['orders:read', 'orders:cancel'];
+
+/** A key's scopes as stored: separated by spaces, as OAuth 2 writes a scope list (RFC 6749 §3.3). */
+const storedScopes = (scopes: readonly string[]): string => scopes.join(' ');
+
+/** The values of KEY_SQL.create for a new key, its creation time `at`. */
+export function newKeyValues(name: string, keyHash: string, at: string, key: NewKey): unknown[] {
+  return [name, keyHash, at, key.expiresAt ?? null, storedScopes(key.scopes ?? DEFAULT_SCOPES)];
+}
+
+/** The values of KEY_SQL.update for the changes `changes` gives. */
+export function keyUpdateValues(name: string, changes: KeyChanges): unknown[] {
+  const expires = changes.expiresAt !== undefined;
+  return [expires ? 1 : 0, expires ? changes.expiresAt : null, changes.scopes === undefined ? null : storedScopes(changes.scopes), name];
+}
+
+/** A row of KEY_SQL.list as operators see it. */
+export function keyInfoOf(row: Omit<KeyInfo, 'scopes'> & { scopes: string }): KeyInfo {
+  return { ...row, scopes: row.scopes.split(' ').filter((scope) => scope !== '') };
 }
 
 /** What creating a key raised, as the store reports it: a taken name is DuplicateKeyNameError, anything else as it is. */

@@ -3,8 +3,10 @@ export type {
   Store,
   ImportRecord,
   ImportRecords,
+  KeyChanges,
   KeyInfo,
   KeyMatch,
+  NewKey,
   CancelOutcome,
   ShipOutcome,
   OrderRecord,
@@ -29,7 +31,7 @@ export {
   StoreUnavailableError,
 } from './errors';
 export { openSqliteStore } from './sqlite/store';
-export { rowToRecord } from './core';
+export { DEFAULT_SCOPES, rowToRecord } from './core';
 export type { SqliteStoreOptions } from './sqlite/store';
 export { openPostgresStore, openStore, storeLocation } from './open';
 export type { PostgresStoreOptions } from './postgres/store';

@@ -39,6 +39,18 @@ export const KEY_EXPIRY_AND_ROTATION = {
     `,
 } as const;
 
+/**
+ * Key scopes, the same in every store's history: what a key may do, as a space-separated list
+ * (src/keys/scopes.ts). Every key made before gets orders:read and orders:cancel, all that any key
+ * could do then.
+ */
+export const KEY_SCOPES = {
+  name: 'key scopes',
+  sql: String.raw`
+      ALTER TABLE api_keys ADD COLUMN scopes TEXT NOT NULL DEFAULT 'orders:read orders:cancel';
+    `,
+} as const;
+
 /** How many offending ids a refusal names. */
 export const REFUSAL_IDS = 10;
 

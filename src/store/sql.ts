@@ -92,10 +92,16 @@ export function movePendingSql(to: 'cancelled' | 'shipped', visible: readonly st
 
 /** The API-key statements. */
 export const KEY_SQL = {
-  create: 'INSERT INTO api_keys (name, key_hash, created_at, expires_at) VALUES ($1, $2, $3, $4)',
-  list: 'SELECT name, created_at AS "createdAt", expires_at AS "expiresAt", revoked_at AS "revokedAt" FROM api_keys ORDER BY id',
+  create: 'INSERT INTO api_keys (name, key_hash, created_at, expires_at, scopes) VALUES ($1, $2, $3, $4, $5)',
+  list: `SELECT name, scopes, created_at AS "createdAt", expires_at AS "expiresAt", revoked_at AS "revokedAt"
+    FROM api_keys ORDER BY id`,
   revoke: 'UPDATE api_keys SET revoked_at = $1 WHERE name = $2 AND revoked_at IS NULL',
-  expire: 'UPDATE api_keys SET expires_at = $1 WHERE name = $2 AND revoked_at IS NULL',
+  /**
+   * Changes the active key named `$4`: its expiry to `$2` when `$1` is 1 (null: none), its scopes to
+   * `$3` unless null.
+   */
+  update: `UPDATE api_keys SET expires_at = CASE WHEN $1 = 1 THEN $2 ELSE expires_at END, scopes = COALESCE($3, scopes)
+    WHERE name = $4 AND revoked_at IS NULL`,
   /**
    * A new secret for the active key named `$3`, hash `$2`; the one it replaces keeps working until
    * `$1`, and one replaced before is forgotten.
@@ -108,15 +114,15 @@ export const KEY_SQL = {
    * The key whose secret has hash `$2`, and its state at `$1`. Times are ISO 8601 UTC text of one
    * form, so they compare as text. One index entry: what every keyed request reads.
    */
-  find: `SELECT name, CASE WHEN revoked_at IS NOT NULL THEN 'revoked' WHEN expires_at <= $1 THEN 'expired' ELSE 'active' END AS state
-    FROM api_keys WHERE key_hash = $2`,
+  find: `SELECT name, CASE WHEN revoked_at IS NOT NULL THEN 'revoked' WHEN expires_at <= $1 THEN 'expired' ELSE 'active' END AS state,
+      scopes FROM api_keys WHERE key_hash = $2`,
   /**
    * The key whose replaced secret has hash `$3`, and its state at `$1` (`$2` the same): refused as a
    * revoked key once its grace has ended. Read only when `find` found nothing: an old secret in its
    * grace, or no key at all.
    */
   findReplaced: `SELECT name, CASE WHEN revoked_at IS NOT NULL THEN 'revoked' WHEN expires_at <= $1 THEN 'expired'
-      WHEN previous_until > $2 THEN 'active' ELSE 'revoked' END AS state
+      WHEN previous_until > $2 THEN 'active' ELSE 'revoked' END AS state, scopes
     FROM api_keys WHERE previous_hash = $3`,
 } as const;
 

@@ -96,6 +96,8 @@ export type ShipOutcome = 'shipped' | 'already_shipped' | 'cancelled' | 'not_fou
 /** An API key as operators see it: never the key itself. */
 export interface KeyInfo {
   name: string;
+  /** What the key may do (`orders:read`, …), in the order given. */
+  scopes: string[];
   createdAt: string;
   /** When the key stops working (an ISO 8601 UTC time), or null: never. */
   expiresAt: string | null;
@@ -106,6 +108,24 @@ export interface KeyInfo {
 export interface KeyMatch {
   readonly name: string;
   readonly state: 'active' | 'expired' | 'revoked';
+  /** The key's scopes as stored: separated by spaces (src/keys/scopes.ts reads them). */
+  readonly scopes: string;
+}
+
+/** What a key is made with, beside its name and hash. */
+export interface NewKey {
+  /** When it stops working (an ISO 8601 UTC time); never when null or absent. */
+  expiresAt?: string | null;
+  /** What it may do; DEFAULT_SCOPES (src/keys/scopes.ts) when absent. */
+  scopes?: readonly string[];
+}
+
+/** What `updateKey` changes: each field given, and only those. */
+export interface KeyChanges {
+  /** Its expiry: an ISO 8601 UTC time, or null for none. */
+  expiresAt?: string | null;
+  /** Its scopes, all of them. */
+  scopes?: readonly string[];
 }
 
 /**
@@ -180,12 +200,12 @@ export interface Store {
   /** Whether an order that has not been cancelled refers to this pet. */
   petExists(petId: number): Promise<boolean>;
   /**
-   * Stores a new key's hash under a unique name, with its expiry (an ISO 8601 UTC time; none when
-   * absent); throws DuplicateKeyNameError when the name is taken.
+   * Stores a new key's hash under a unique name, with its expiry and scopes; throws
+   * DuplicateKeyNameError when the name is taken.
    */
-  createKey(name: string, keyHash: string, options?: { expiresAt?: string | null }): Promise<void>;
-  /** Sets the named active key's expiry (null: none); false when no active key has that name. */
-  setKeyExpiry(name: string, expiresAt: string | null): Promise<boolean>;
+  createKey(name: string, keyHash: string, options?: NewKey): Promise<void>;
+  /** Changes what `changes` gives of the named active key, in one statement; false when no active key has that name. */
+  updateKey(name: string, changes: KeyChanges): Promise<boolean>;
   /**
    * Gives the named active key the secret with hash `keyHash`; the secret it replaces keeps working
    * until `graceUntil` (an ISO 8601 UTC time), and one replaced before is forgotten. False when no

@@ -1,5 +1,5 @@
 import type { PoolClient } from 'pg';
-import { KEY_EXPIRY_AND_ROTATION, SHIP_DATE_RULE, migrate as migrateWith, type Migration } from '../migration';
+import { KEY_EXPIRY_AND_ROTATION, KEY_SCOPES, SHIP_DATE_RULE, migrate as migrateWith, type Migration } from '../migration';
 import { postgresConnection, postgresDialect } from './dialect';
 
 /**
@@ -243,6 +243,7 @@ export const MIGRATIONS: readonly Migration[] = [
   ELSE FALSE END);`,
   },
   { version: 8, ...KEY_EXPIRY_AND_ROTATION },
+  { version: 9, ...KEY_SCOPES },
 ];
 
 /**

@@ -7,6 +7,9 @@ import {
   cursorSecretOf,
   etagOf,
   keyCreationError,
+  keyInfoOf,
+  keyUpdateValues,
+  newKeyValues,
   prefetched,
   rowToListed,
   rowToRecord,
@@ -28,9 +31,11 @@ import { EventsExpiredError, StoreInvariantError } from '../errors';
 import type {
   CancelOutcome,
   ImportRecords,
+  KeyChanges,
   KeyInfo,
   KeyMatch,
   ListedOrder,
+  NewKey,
   OrderRecord,
   OrderSnapshot,
   OrderStatus,
@@ -340,25 +345,25 @@ class PostgresStore implements Store {
     return (await this.query(SQL.petExists, [petId])).rowCount === 1;
   }
 
-  async createKey(name: string, keyHash: string, options: { expiresAt?: string | null } = {}): Promise<void> {
+  async createKey(name: string, keyHash: string, key: NewKey = {}): Promise<void> {
     try {
-      await this.query(SQL.keys.create, [name, keyHash, now(), options.expiresAt ?? null]);
+      await this.query(SQL.keys.create, newKeyValues(name, keyHash, now(), key));
     } catch (err) {
       throw keyCreationError(err, name, postgresDialect);
     }
   }
 
   async listKeys(): Promise<KeyInfo[]> {
-    const { rows } = await this.query<KeyInfo>(SQL.keys.list);
-    return rows;
+    const { rows } = await this.query<Parameters<typeof keyInfoOf>[0]>(SQL.keys.list);
+    return rows.map(keyInfoOf);
   }
 
   async revokeKey(name: string): Promise<boolean> {
     return (await this.query(SQL.keys.revoke, [now(), name])).rowCount === 1;
   }
 
-  async setKeyExpiry(name: string, expiresAt: string | null): Promise<boolean> {
-    return (await this.query(SQL.keys.expire, [expiresAt, name])).rowCount === 1;
+  async updateKey(name: string, changes: KeyChanges): Promise<boolean> {
+    return (await this.query(SQL.keys.update, keyUpdateValues(name, changes))).rowCount === 1;
   }
 
   async rotateKey(name: string, keyHash: string, graceUntil: string): Promise<boolean> {

@@ -5,8 +5,10 @@ import { EventsExpiredError, StoreBusyError, StoreUnavailableError } from '../er
 import type {
   CancelOutcome,
   ImportRecords,
+  KeyChanges,
   KeyInfo,
   KeyMatch,
+  NewKey,
   OrderRecord,
   OrderSnapshot,
   OrderStatus,
@@ -15,7 +17,19 @@ import type {
 } from '../types';
 import type { EventCounts, EventPage, EventPosition, Store } from '../types';
 import { errorMessage } from '../../thrown';
-import { cancelOutcome, cursorSecretOf, etagOf, keyCreationError, prefetched, rowToRecord, shipOutcome, timestamp as now } from '../core';
+import {
+  cancelOutcome,
+  cursorSecretOf,
+  etagOf,
+  keyCreationError,
+  keyInfoOf,
+  keyUpdateValues,
+  newKeyValues,
+  prefetched,
+  rowToRecord,
+  shipOutcome,
+  timestamp as now,
+} from '../core';
 import { EventSignals, INSERT_EVENT_SQL, MOVE_EVENTS, eventRowToRecord, pruneInBatches, type EventRow } from '../events';
 import { BEFORE_FIRST_ID, type ListedRow, type OrderRow } from '../sql';
 import { guard, sqliteDialect, sqlitePlaceholders, storeClosed } from './dialect';
@@ -147,9 +161,9 @@ class SqliteStore implements Store {
       ship: prepare(SQL.ship),
       petExists: prepare<[number], { one: number }>(SQL.petExists),
       createKey: prepare(SQL.keys.create),
-      listKeys: prepare<[], KeyInfo>(SQL.keys.list),
+      listKeys: prepare<[], Parameters<typeof keyInfoOf>[0]>(SQL.keys.list),
       revokeKey: prepare(SQL.keys.revoke),
-      expireKey: prepare(SQL.keys.expire),
+      updateKey: prepare(SQL.keys.update),
       rotateKey: prepare(SQL.keys.rotate),
       undoRotation: prepare(SQL.keys.unrotate),
       findKey: prepare<[string, string], KeyMatch>(SQL.keys.find),
@@ -391,10 +405,10 @@ class SqliteStore implements Store {
     return this.guard(() => this.statements.petExists.get(petId) !== undefined);
   }
 
-  async createKey(name: string, keyHash: string, options: { expiresAt?: string | null } = {}): Promise<void> {
+  async createKey(name: string, keyHash: string, key: NewKey = {}): Promise<void> {
     this.write(() => {
       try {
-        this.statements.createKey.run(name, keyHash, now(), options.expiresAt ?? null);
+        this.statements.createKey.run(...newKeyValues(name, keyHash, now(), key));
       } catch (err) {
         throw keyCreationError(err, name, sqliteDialect);
       }
@@ -402,15 +416,15 @@ class SqliteStore implements Store {
   }
 
   async listKeys(): Promise<KeyInfo[]> {
-    return this.guard(() => this.statements.listKeys.all());
+    return this.guard(() => this.statements.listKeys.all().map(keyInfoOf));
   }
 
   async revokeKey(name: string): Promise<boolean> {
     return this.write(() => this.statements.revokeKey.run(now(), name).changes === 1);
   }
 
-  async setKeyExpiry(name: string, expiresAt: string | null): Promise<boolean> {
-    return this.write(() => this.statements.expireKey.run(expiresAt, name).changes === 1);
+  async updateKey(name: string, changes: KeyChanges): Promise<boolean> {
+    return this.write(() => this.statements.updateKey.run(...keyUpdateValues(name, changes)).changes === 1);
   }
 
   async rotateKey(name: string, keyHash: string, graceUntil: string): Promise<boolean> {
