@@ -16,6 +16,8 @@ const schemas = (doc: Doc) => doc.components!.schemas as Record<string, Schema>;
 const order = (doc: Doc) => schemas(doc).Order!;
 const listOrders = (doc: Doc) => doc.paths['/store/orders']!.get!;
 const cancelOrder = (doc: Doc) => doc.paths['/store/orders/{orderId}']!.delete!;
+/** The scopes an operation declares (its x-scopes), to edit. */
+const scoped = (operation: OpenAPIV3.OperationObject) => operation as OpenAPIV3.OperationObject & { 'x-scopes'?: string[] };
 /** The request body's schema, on its own: documentWithNotes shares it with the 201 response, and a copy keeps the sharing. */
 const noteBody = (doc: Doc): Schema => {
   const media = (doc.paths['/notes']!.post!.requestBody as OpenAPIV3.RequestBodyObject).content['application/json']!;
@@ -133,6 +135,7 @@ const cases: Array<[string, (doc: Doc) => void, 'breaking' | 'additive' | 'docs'
     'response-header-added',
   ],
   ['an operation newly deprecated', (d) => (cancelOrder(d).deprecated = true), 'additive', 'operation-deprecated'],
+  ['scopes declared where none were', (d) => (scoped(listOrders(d))['x-scopes'] = ['orders:read']), 'docs', 'operation-scopes-declared'],
   ['a description-only edit', (d) => (d.info.description = 'The orders of the petstore.'), 'docs', 'docs-changed'],
   ['an operation summary edit', (d) => (listOrders(d).summary = 'List the orders'), 'docs', 'docs-changed'],
   [
@@ -170,7 +173,22 @@ const bodyCases: Array<[string, (doc: Doc) => void, 'breaking' | 'additive', str
   ],
 ];
 
+/** Edits of the scopes a release declares: each refuses keys that were allowed, or allows keys that were refused. */
+const withScopes = cloneDocument(released);
+scoped(listOrders(withScopes))['x-scopes'] = ['orders:read'];
+const scopeCases: Array<[string, (doc: Doc) => void]> = [
+  ['a scope replaced', (d) => (scoped(listOrders(d))['x-scopes'] = ['orders:admin'])],
+  ['a scope added', (d) => scoped(listOrders(d))['x-scopes']!.push('orders:cancel')],
+  ['the scopes removed', (d) => delete scoped(listOrders(d))['x-scopes']],
+];
+
 describe('compareDocuments', () => {
+  test.each(scopeCases)('%s is breaking (operation-scopes-changed)', (_case, edit) => {
+    const findings = compareDocuments(withScopes, edited(edit, withScopes), BEFORE_SUNSET);
+
+    expect(findings.map((f) => [f.class, f.rule])).toContainEqual(['breaking', 'operation-scopes-changed']);
+  });
+
   test.each(cases.map(([name, edit, want, rule]) => [name, want, rule, edit] as const))('%s is %s (%s)', (_case, want, rule, edit) => {
     const findings = compareDocuments(released, edited(edit), BEFORE_SUNSET);
 

@@ -1,4 +1,5 @@
 import { isRecord } from '../../records';
+import { SCOPES_EXTENSION } from '../scopes';
 
 /** How much a difference between a released document and its successor matters to consumers. */
 export type ChangeClass = 'breaking' | 'additive' | 'docs';
@@ -63,6 +64,7 @@ export function classify(change: RawChange): Verdict | undefined {
   const part = path[3];
   const last = path[path.length - 1];
   if (part === 'security') return securityVerdict(change);
+  if (part === SCOPES_EXTENSION) return scopesVerdict(change);
   if (part === 'deprecated') return { rule: 'operation-deprecated', class: 'additive' };
   if (typeof last === 'string' && (DOCS_KEYWORDS.has(last) || last.startsWith('x-'))) return { rule: 'docs-changed', class: 'docs' };
   if (path.includes('examples') || path.includes('example')) return { rule: 'docs-changed', class: 'docs' };
@@ -70,6 +72,17 @@ export function classify(change: RawChange): Verdict | undefined {
   if (part === 'parameters') return parameterVerdict(change);
   if (part === 'requestBody') return requestBodyVerdict(change);
   return library(change);
+}
+
+/**
+ * A change to the scopes an operation declares. Declaring them where there were none documents
+ * what the server did already: every key made before scopes holds the scopes the documents declare
+ * for what keys could do then. Any other change refuses keys that were allowed, or allows keys that
+ * were refused: breaking.
+ */
+function scopesVerdict(change: RawChange): Verdict {
+  if (change.path.length === 4 && change.action === 'add') return { rule: 'operation-scopes-declared', class: 'docs' };
+  return { rule: 'operation-scopes-changed', class: 'breaking' };
 }
 
 function responseVerdict(change: RawChange): Verdict {
