@@ -26,6 +26,8 @@ if (unknown.length > 0) fail(`unknown argument ${unknown[0]}; the only option is
 
 // The rule the server and `npm run check` apply to the statuses an operation must declare.
 const { undeclaredFrameworkStatuses, describeUndeclared } = await loadSource('contract/framework-statuses');
+// And to the scopes a secured operation must declare.
+const { undeclaredScopes } = await loadSource('contract/scopes');
 
 const pending = [];
 for (const document of DOCUMENTS) pending.push(...(await plan(document)));
@@ -42,6 +44,7 @@ if (check) {
     writeFileSync(path.join(root, file.path), file.text);
     process.stdout.write(`wrote ${file.path}${file.note ? ` (${file.note})` : ''}\n`);
     for (const missing of file.undeclared ?? []) process.stderr.write(`declare it: ${describeUndeclared(missing)}\n`);
+    for (const problem of file.unscoped ?? []) process.stderr.write(`declare them: ${problem}\n`);
   }
   if (pending.length === 0) process.stdout.write('nothing to scaffold: every operation has a handler module\n');
 }
@@ -59,6 +62,7 @@ async function plan(document) {
       reason: 'is missing',
       note: 'answers a mock until implemented',
       undeclared: operation.undeclared,
+      unscoped: operation.unscoped,
     });
     const test = `${document.tests}/${fileName(operation.operationId)}.test.ts`;
     if (!existsSync(path.join(root, test)))
@@ -103,6 +107,8 @@ function operationsOf(spec) {
         secured: security.length > 0 && !security.some((requirement) => Object.keys(requirement).length === 0),
         // The statuses the server can answer that the operation does not declare: npm run check and the server refuse them.
         undeclared: undeclaredFrameworkStatuses({ paths: { [route]: { [method]: operation } }, security: document.security }),
+        // Whether it requires a key without declaring the scopes the key must hold: the same refuse it.
+        unscoped: undeclaredScopes({ paths: { [route]: { [method]: operation } }, security: document.security }),
       });
     }
   }

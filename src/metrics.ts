@@ -32,8 +32,11 @@ export interface Metrics {
   allowed(authorization: string | undefined): boolean;
 }
 
-/** Why a request with a known key was refused. An unknown or missing key is not counted: anyone can send one. */
-export type AuthRefusalReason = 'expired' | 'revoked';
+/**
+ * Why a request with a known key was refused: it expired, it was revoked, or it lacks the operation's
+ * scope. An unknown or missing key is not counted: anyone can send one.
+ */
+export type AuthRefusalReason = 'expired' | 'revoked' | 'scope';
 
 /** Seconds: from a fast 404 to a million-order list. */
 const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -116,7 +119,7 @@ export function createMetrics(
   });
   const authRefusals = new Counter({
     name: 'petstore_auth_refusals_total',
-    help: 'Requests refused for their key: "expired" after its expiry, "revoked" after its revocation',
+    help: 'Requests refused for their key: "expired" after its expiry, "revoked" after its revocation, "scope" without the operation\'s scope',
     labelNames: ['reason'] as const,
     registers: [registry],
   });

@@ -2,15 +2,16 @@ import fs from 'node:fs';
 import type { Readable } from 'node:stream';
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigError, loadConfig, type Config } from '../config';
-import { isOpenApiDocument, loadDocument, specPath } from '../contract/document';
+import { isOpenApiDocument, loadDocument, loadServedDocuments, specPath } from '../contract/document';
+import { scopesOf } from '../contract/scopes';
 import { errorCode, errorMessage } from '../thrown';
 import { parse as parseYaml } from 'yaml';
 import type { OpenAPIV3 } from 'openapi-types';
 import { idProblem, parseId } from '../ids';
-import { expiryOf, generateKey, hashKey, keyNameProblem, laterBy, type ExpiryOptions } from '../keys';
+import { expiryOf, generateKey, hashKey, keyNameProblem, laterBy, parseScopes, type ExpiryOptions } from '../keys';
 import { createLogger } from '../logger';
 import { SERVE_V8_FLAGS, closeOnSignals, exitOnFatalErrors, setServeV8Flags, startServer } from '../server';
-import { DuplicateKeyNameError, openStore, storeLocation, type Store } from '../store';
+import { DEFAULT_SCOPES, DuplicateKeyNameError, openStore, storeLocation, type Store } from '../store';
 
 /**
  * Where the CLI reads and writes; injected so that tests can capture it. A writer may return a
@@ -43,6 +44,11 @@ function parsedOption<T>(parse: () => T): T {
   } catch (err) {
     throw new CliError(errorMessage(err));
   }
+}
+
+/** The scopes a `--scopes` option names, of those the served documents declare. */
+function scopesOption(value: string): string[] {
+  return parsedOption(() => parseScopes('--scopes', value, scopesOf(loadServedDocuments())));
 }
 
 /** Builds the `petstore-orders` command tree. */
@@ -98,16 +104,18 @@ function buildProgram(io: CliIO): Command {
     .command('create')
     .description('create a key and print it, alone, on stdout; it is shown only this once')
     .requiredOption('--name <name>', 'a unique name for the key')
+    .option('--scopes <list>', `what the key may do, comma-separated (default: ${DEFAULT_SCOPES.join(',')})`)
     .option('--expires-in <duration>', 'the key stops working this long from now: a whole number with s, m, h or d (90d)')
     .option('--expires-at <date-time>', 'the key stops working at this RFC 3339 date-time')
-    .action(async (options: { name: string } & ExpiryOptions) => {
+    .action(async (options: { name: string; scopes?: string } & ExpiryOptions) => {
       const problem = keyNameProblem(options.name);
       if (problem) throw new CliError(problem);
       const expiresAt = parsedOption(() => expiryOf(options, new Date()));
+      const scopes = options.scopes === undefined ? DEFAULT_SCOPES : scopesOption(options.scopes);
       const key = generateKey();
       await withStore(config(), async (store) => {
         try {
-          await store.createKey(options.name, hashKey(key), { expiresAt });
+          await store.createKey(options.name, hashKey(key), { expiresAt, scopes });
         } catch (err) {
           if (err instanceof DuplicateKeyNameError) throw new CliError(`--name: ${err.message}`);
           throw err;
@@ -125,22 +133,30 @@ function buildProgram(io: CliIO): Command {
     });
   keys
     .command('update')
-    .description("change a key's expiry; the change holds from the key's next request, in every instance")
+    .description("change a key's scopes or expiry; the change holds from the key's next request, in every instance")
     .argument('<name>', 'name of the key')
+    .option('--scopes <list>', 'what the key may do from now on, comma-separated: all of it')
     .option('--expires-in <duration>', 'the key stops working this long from now: a whole number with s, m, h or d (90d)')
     .option('--expires-at <date-time>', 'the key stops working at this RFC 3339 date-time')
     .option('--no-expiry', 'the key never expires')
-    .action(async (name: string, options: { expiry?: boolean } & ExpiryOptions) => {
+    .action(async (name: string, options: { expiry?: boolean; scopes?: string } & ExpiryOptions) => {
       // commander gives `--no-expiry` as `expiry: false`.
       const expiresAt = parsedOption(() => expiryOf({ ...options, noExpiry: options.expiry === false }, new Date()));
-      if (expiresAt === undefined) throw new CliError('nothing to change: give --expires-in, --expires-at or --no-expiry');
-      const updated = await withStore(config(), (store) => store.setKeyExpiry(name, expiresAt));
+      const scopes = options.scopes === undefined ? undefined : scopesOption(options.scopes);
+      if (expiresAt === undefined && scopes === undefined) {
+        throw new CliError('nothing to change: give --scopes, --expires-in, --expires-at or --no-expiry');
+      }
+      const updated = await withStore(config(), (store) => store.updateKey(name, { expiresAt, scopes }));
       if (!updated) throw new CliError(`NAME: no active key is named "${name}"`);
-      await io.stdout(`updated ${name}: ${expiresAt === null ? 'no expiry' : `expires at ${expiresAt}`}\n`);
+      const changed = [
+        scopes === undefined ? undefined : `scopes ${scopes.join(',')}`,
+        expiresAt === undefined ? undefined : expiresAt === null ? 'no expiry' : `expires at ${expiresAt}`,
+      ].filter((part) => part !== undefined);
+      await io.stdout(`updated ${name}: ${changed.join('; ')}\n`);
     });
   keys
     .command('rotate')
-    .description('print a new key, alone, on stdout, for the same name and expiry; the old one works until the grace ends')
+    .description('print a new key, alone, on stdout, for the same name, scopes and expiry; the old one works until the grace ends')
     .argument('<name>', 'name of the key')
     .option('--grace <duration>', 'how long the old key keeps working: a whole number with s, m, h or d', '24h')
     .action(async (name: string, options: { grace: string }) => {
@@ -159,13 +175,13 @@ function buildProgram(io: CliIO): Command {
     });
   keys
     .command('list')
-    .description('list key names with their creation, expiry and revocation dates (never the keys)')
+    .description('list key names with their scopes and their creation, expiry and revocation dates (never the keys)')
     .action(async () => {
       const rows = await withStore(config(), (store) => store.listKeys());
       await io.stdout(
         [
-          'NAME\tCREATED\tEXPIRES\tREVOKED',
-          ...rows.map((k) => `${k.name}\t${k.createdAt}\t${k.expiresAt ?? '-'}\t${k.revokedAt ?? '-'}`),
+          'NAME\tSCOPES\tCREATED\tEXPIRES\tREVOKED',
+          ...rows.map((k) => `${k.name}\t${k.scopes.join(',')}\t${k.createdAt}\t${k.expiresAt ?? '-'}\t${k.revokedAt ?? '-'}`),
         ].join('\n') + '\n',
       );
     });

@@ -33,6 +33,11 @@ export function specPath(version: ApiVersion): string {
   return path.join(path.dirname(SPEC_PATH), '..', entry.document);
 }
 
+/** Every version's document, in spec/documents.json's order. */
+export function loadServedDocuments(): OpenAPIV3.Document[] {
+  return DOCUMENTS.map((entry) => loadDocument(path.join(path.dirname(SPEC_PATH), '..', entry.document)));
+}
+
 /** The OpenAPI document as written: loaded once, parsed, and deep-frozen so nothing can dereference it in place. */
 export function loadDocument(file: string = SPEC_PATH): OpenAPIV3.Document {
   const document: unknown = parse(fs.readFileSync(file, 'utf8'));

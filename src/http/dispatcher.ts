@@ -3,7 +3,8 @@ import type { OpenAPIV3 } from 'openapi-types';
 import { undeclaredQueryPolicy } from '../contract/document';
 import { assertStatusesDeclared } from '../contract/framework-statuses';
 import type { ApiVersion } from '../contract/types';
-import { bearerCheck } from '../keys';
+import { assertScopesDeclared, operationScopes } from '../contract/scopes';
+import { bearerCheck, missingScopes } from '../keys';
 import type { Logger } from '../logger';
 import type { AuthRefusalReason } from '../metrics';
 import { andThen, type MaybePromise } from '../maybe-promise';
@@ -47,7 +48,7 @@ export interface DispatcherOptions<V extends ApiVersion> {
   onViolation?: (operationId: string, version: ApiVersion) => void;
   /** Called for every request to an operation the document marks deprecated. */
   onDeprecatedCall?: (operationId: string, version: ApiVersion) => void;
-  /** Called for every request refused for its key's sake: the key expired, or was revoked. */
+  /** Called for every request refused for its key's sake: the key expired, was revoked, or lacks the operation's scope. */
   onKeyRefused?: (reason: AuthRefusalReason) => void;
 }
 
@@ -74,6 +75,7 @@ export type Dispatch = (request: RoutedRequest, res: ServerResponse) => MaybePro
  *   match          the operation, by method and path; a miss is a 404 or a 405    (openapi/)
  *   read body      a declared body, parsed: 415, 400                              (request-check.ts)
  *   authenticate   the operation's security requirements: 401                     (security.ts)
+ *   authorize      the key holds the operation's scopes (its x-scopes): 401      (error-reply.ts)
  *   validate       parameters and body against the document, inputs converted: 400 (request-check.ts)
  *   admit          a list or a page waits for its turn, or is shed: 503           (admission.ts)
  *   handle         the operation's handler, given its typed inputs                (binding.ts)
@@ -99,6 +101,8 @@ export async function createDispatcher<V extends ApiVersion>(options: Dispatcher
     feed: options.feed,
   });
   assertStatusesDeclared(document, `the ${version} document`);
+  assertScopesDeclared(document, `the ${version} document`);
+  const scopes = operationScopes(document);
   if (mocked.length > 0)
     logger.warn({ apiVersion: version, operations: mocked }, 'operations answer mocks from the document until their handlers are written');
   const replies = createReplyCheck({
@@ -125,6 +129,14 @@ export async function createDispatcher<V extends ApiVersion>(options: Dispatcher
         return errors.unauthorized(context, refusal);
       }
       if (security.keyName !== undefined) context.key = { name: security.keyName };
+      const required = scopes.get(operation.operationId);
+      if (required !== undefined) {
+        const missing = missingScopes(required, security.scopes);
+        if (missing.length > 0) {
+          options.onKeyRefused?.('scope');
+          return errors.insufficientScope(required, missing);
+        }
+      }
       const handler = handlers.get(operation.operationId);
       if (handler === undefined) throw new Error(`no handler is registered for ${operation.operationId}`);
       const raw = { method, path: request.path, query: request.query, headers: request.headers, body };

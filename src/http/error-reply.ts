@@ -65,6 +65,12 @@ export interface ErrorReplies {
   thrown(err: unknown, context: RequestContext): Reply;
   /** The 401 for a request that met none of its operation's requirements; the 503 when the store could not be asked. */
   unauthorized(context: RequestContext, refusal: KeyRefusal | Error | undefined): Reply;
+  /**
+   * The refusal of a key that lacks some (`missing`) of the scopes an operation requires
+   * (`required`), with the challenge of RFC 6750 §3.1 naming the scopes the operation requires: a
+   * 401, the status v1 and v2 give a refused key, with a message that names the missing scopes.
+   */
+  insufficientScope(required: readonly string[], missing: readonly string[]): Reply;
   /** The reply to a request no operation matches: 404, or 405 with the path's methods when only the method is wrong. */
   miss(path: string): Reply;
   /** The 500 sent in place of a reply the contract refused. */
@@ -85,6 +91,8 @@ export function createErrorReplies(
   const fallbacks = new Map(operations.map((operation) => [operation.operationId, fallbacksOf(operation)]));
   // One 405 per set of methods a path of the document answers to: as many as its paths, at most.
   const notAllowed = new Map<string, Reply>();
+  // One refusal per set of required and missing scopes: as many as the operations' scopes allow.
+  const scopeRefusals = new Map<string, Reply>();
 
   const fitted = (reply: Reply, operation: Operation | undefined): Reply => {
     const status = operation && reply.error ? fallbacks.get(operation.operationId)?.get(reply.status) : undefined;
@@ -98,6 +106,17 @@ export function createErrorReplies(
       if (refusal instanceof Error) return fitted(thrownReply(refusal, logger, context), context.operation);
       if (refusal === 'expired') return EXPIRED_KEY;
       return refusal === 'invalid' || refusal === 'revoked' ? INVALID_KEY : NO_KEY;
+    },
+    insufficientScope: (required, missing) => {
+      const key = `${required.join(' ')},${missing.join(' ')}`;
+      let reply = scopeRefusals.get(key);
+      if (reply === undefined) {
+        const challenge = `${REALM}, error="insufficient_scope", scope="${required.join(' ')}"`;
+        const message = `The API key lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`;
+        reply = fixedErrorReply(new ApiError('unauthorized', message, { 'WWW-Authenticate': challenge }));
+        scopeRefusals.set(key, reply);
+      }
+      return reply;
     },
     miss: (path) => {
       const allow = allowed(methodsAt(path)).join(', ');

@@ -14,6 +14,8 @@ export interface Security {
   readonly authorized: boolean;
   /** The name of the key that authenticated the request, when one did. */
   readonly keyName: string | undefined;
+  /** That key's scopes (none when no key authenticated the request). */
+  readonly scopes: ReadonlySet<string>;
   /** Why the request was refused: no credential, a refused one, or the store's failure. */
   readonly refusal: KeyRefusal | Error | undefined;
 }
@@ -62,6 +64,8 @@ export function createSecurity(
   return (operation, headers) => checkFrom(requirements.get(operation.operationId) ?? requirementsOf(operation), headers, 0, new Map());
 }
 
+const NO_SCOPES: ReadonlySet<string> = new Set();
+
 /** Whether every scheme one requirement names passed. */
 function allPassed(names: readonly string[], results: ReadonlyMap<string, SchemeResult | undefined>): boolean {
   for (const name of names) {
@@ -81,12 +85,14 @@ function verdict(required: Requirements, results: ReadonlyMap<string, SchemeResu
   let authorized = required.allOf.length === 0;
   for (let i = 0; !authorized && i < required.allOf.length; i += 1) authorized = allPassed(required.allOf[i] ?? [], results);
   let keyName: string | undefined;
+  let scopes: ReadonlySet<string> = NO_SCOPES;
   let refusal: Security['refusal'];
   for (const result of results.values()) {
     if (result === undefined) continue;
-    if ('keyName' in result) keyName ??= result.keyName;
-    else if (refusal === undefined || result.error instanceof Error || (refusal === 'missing' && result.error !== 'missing'))
+    if ('keyName' in result) {
+      if (keyName === undefined) ({ keyName, scopes } = result);
+    } else if (refusal === undefined || result.error instanceof Error || (refusal === 'missing' && result.error !== 'missing'))
       refusal = result.error;
   }
-  return { authorized, keyName, refusal };
+  return { authorized, keyName, scopes, refusal };
 }

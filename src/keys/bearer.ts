@@ -1,6 +1,7 @@
 import type { MaybePromise } from '../maybe-promise';
 import type { KeyMatch, Store } from '../store';
 import { hashKey, parseBearer } from './keys';
+import { scopeSet } from './scopes';
 
 /**
  * Why a request's key was refused: none was sent, none has it, it has expired, or it was revoked.
@@ -8,12 +9,12 @@ import { hashKey, parseBearer } from './keys';
  */
 export type KeyRefusal = 'missing' | 'invalid' | 'expired' | 'revoked';
 
-/** What a bearer credential turned out to be: the name of the active key it is, or why it is none. */
-export type BearerResult = { keyName: string } | { error: KeyRefusal | Error };
+/** What a bearer credential turned out to be: the active key it is (its name and scopes), or why it is none. */
+export type BearerResult = { keyName: string; scopes: ReadonlySet<string> } | { error: KeyRefusal | Error };
 
 const found = (match: KeyMatch | null): BearerResult => {
   if (match === null) return { error: 'invalid' };
-  return match.state === 'active' ? { keyName: match.name } : { error: match.state };
+  return match.state === 'active' ? { keyName: match.name, scopes: scopeSet(match.scopes) } : { error: match.state };
 };
 const failed = (err: unknown): BearerResult => ({ error: err instanceof Error ? err : new Error(String(err)) });
 

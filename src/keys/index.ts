@@ -1,3 +1,4 @@
 export { KEY_PREFIX, generateKey, hashKey, keyNameProblem, parseBearer } from './keys';
 export { bearerCheck, type BearerResult, type KeyRefusal } from './bearer';
 export { expiryOf, laterBy, type ExpiryOptions } from './expiry';
+export { missingScopes, parseScopes, scopeSet } from './scopes';

@@ -17,7 +17,7 @@ eachStore((s) => {
       expect(res.headers['content-type']).toBe('application/json');
       expect(res.body).toEqual(parse(fs.readFileSync(SPEC_PATH, 'utf8')));
       expect(res.text).toContain('"$ref":"#/components/schemas/Order"');
-      expect(res.body.info.version).toBe('1.0.1');
+      expect(res.body.info.version).toBe('1.0.2');
     });
 
     test('keeps serving the original after requests have been routed and validated', async () => {

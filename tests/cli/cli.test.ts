@@ -67,9 +67,9 @@ describe('keys', () => {
     expect(revoke.status).toBe(0);
     expect(list.status).toBe(0);
     const lines = list.stdout.trim().split('\n');
-    expect(lines[0]).toBe('NAME\tCREATED\tEXPIRES\tREVOKED');
-    expect(lines[1]).toMatch(/^ci\t\d{4}-\d\d-\d\dT[^\t]+\t-\t\d{4}-\d\d-\d\dT/);
-    expect(lines[2]).toMatch(/^ops\t\d{4}-\d\d-\d\dT[^\t]+\t-\t-$/);
+    expect(lines[0]).toBe('NAME\tSCOPES\tCREATED\tEXPIRES\tREVOKED');
+    expect(lines[1]).toMatch(/^ci\torders:read,orders:cancel\t\d{4}-\d\d-\d\dT[^\t]+\t-\t\d{4}-\d\d-\d\dT/);
+    expect(lines[2]).toMatch(/^ops\torders:read,orders:cancel\t\d{4}-\d\d-\d\dT[^\t]+\t-\t-$/);
     expect(list.stdout).not.toContain(key);
   });
 
@@ -84,7 +84,7 @@ describe('keys', () => {
           .split('\n')
           .slice(1)
           .map((line) => line.split('\t'))
-          .map(([name, , expires]) => [name, expires]),
+          .map(([name, , , expires]) => [name, expires]),
       );
 
     const made = expiries();
@@ -98,6 +98,26 @@ describe('keys', () => {
     expect(update.stdout).toBe('updated short: no expiry\n');
     expect(cli(['--db', db, 'keys', 'update', 'dated', '--expires-at', '2998-06-01T00:00:00Z']).status).toBe(0);
     expect(expiries()).toEqual({ short: '-', dated: '2998-06-01T00:00:00.000Z' });
+  });
+
+  test('a key made with scopes shows them, and update replaces them', () => {
+    expect(cli(['--db', db, 'keys', 'create', '--name', 'dashboard', '--scopes', 'orders:read']).status).toBe(0);
+    expect(cli(['--db', db, 'keys', 'create', '--name', 'both', '--scopes', ' orders:cancel , orders:read,orders:cancel']).status).toBe(0);
+    const scopes = () =>
+      Object.fromEntries(
+        cli(['--db', db, 'keys', 'list'])
+          .stdout.trim()
+          .split('\n')
+          .slice(1)
+          .map((line) => line.split('\t'))
+          .map(([name, listed]) => [name, listed]),
+      );
+    expect(scopes()).toEqual({ dashboard: 'orders:read', both: 'orders:cancel,orders:read' });
+
+    const update = cli(['--db', db, 'keys', 'update', 'dashboard', '--scopes', 'orders:read,orders:cancel', '--expires-in', '1d']);
+    expect(update.status).toBe(0);
+    expect(update.stdout).toMatch(/^updated dashboard: scopes orders:read,orders:cancel; expires at \d{4}-/);
+    expect(scopes()).toEqual({ dashboard: 'orders:read,orders:cancel', both: 'orders:cancel,orders:read' });
   });
 
   test.each([
@@ -120,7 +140,14 @@ describe('keys', () => {
     ],
     [['update', 'existing', '--expires-in', '1y'], '--expires-in must be a whole number of at least 1 with s, m, h or d (90d), got "1y"'],
     [['update', 'existing', '--no-expiry', '--expires-in', '1d'], '--expires-in and --no-expiry cannot be given together'],
-    [['update', 'existing'], 'nothing to change: give --expires-in, --expires-at or --no-expiry'],
+    [['update', 'existing'], 'nothing to change: give --scopes, --expires-in, --expires-at or --no-expiry'],
+    [
+      ['create', '--name', 'k', '--scopes', 'orders:read,orders:delete'],
+      '--scopes: unknown scope "orders:delete"; the scopes are orders:read, orders:cancel',
+    ],
+    [['create', '--name', 'k', '--scopes', ''], '--scopes must be a comma-separated list of scopes'],
+    [['update', 'existing', '--scopes', 'orders:read,'], '--scopes must be a comma-separated list of scopes'],
+    [['update', 'existing', '--scopes', 'admin', '--no-expiry'], '--scopes: unknown scope "admin"'],
     [['update', 'nobody', '--no-expiry'], 'NAME: no active key is named "nobody"'],
   ])('keys %j fails naming what is wrong, and changes nothing', (args, message) => {
     cli(['--db', db, 'keys', 'create', '--name', 'existing', '--expires-in', '30d']);
@@ -405,7 +432,7 @@ describe('serve', () => {
     await server.exited;
 
     expect(server.stdout()).not.toContain('pso_');
-    expect(cli(['--db', db, 'keys', 'list']).stdout).toBe('NAME\tCREATED\tEXPIRES\tREVOKED\n');
+    expect(cli(['--db', db, 'keys', 'list']).stdout).toBe('NAME\tSCOPES\tCREATED\tEXPIRES\tREVOKED\n');
     expect(rowsOf(db)).toEqual([]);
   });
 });

@@ -12,7 +12,7 @@ import { openSqliteStore } from '../../src/store';
 const tmp = tempDir();
 afterAll(tmp.cleanup);
 const releasedDir = path.join(path.dirname(SPEC_PATH), 'released');
-const released = path.join(releasedDir, '1.0.1.yaml');
+const released = path.join(releasedDir, '1.0.2.yaml');
 
 /** A copy of the released v1 document with `edit` applied, written to a file. */
 function editedFile(name: string, edit: (doc: ReturnType<typeof readDocument>) => void): string {
@@ -23,12 +23,12 @@ function editedFile(name: string, edit: (doc: ReturnType<typeof readDocument>) =
   return file;
 }
 
-test('on this project: v1 and v2 match their latest releases, 1.0.1 and 2.1.1: the check passes', async () => {
+test('on this project: v1 and v2 match their latest releases, 1.0.2 and 2.1.2: the check passes', async () => {
   const result = await cliAsync(['compat']);
 
   expect(result.stdout).toBe(
-    'spec/openapi.yaml (1.0.1) against spec/released/1.0.1.yaml (1.0.1): no changes\n' +
-      'spec/openapi-v2.yaml (2.1.1) against spec/released/2.1.1.yaml (2.1.1): no changes\n',
+    'spec/openapi.yaml (1.0.2) against spec/released/1.0.2.yaml (1.0.2): no changes\n' +
+      'spec/openapi-v2.yaml (2.1.2) against spec/released/2.1.2.yaml (2.1.2): no changes\n',
   );
   expect(result.status).toBe(0);
 });
@@ -78,6 +78,32 @@ test.each([
   expect(report.breaking).toBe(false);
   expect(report.findings.map((finding) => [finding.class, finding.pointer])).toEqual(
     ['/info/description', ...pointers].map((pointer) => ['docs', pointer]),
+  );
+});
+
+test.each([
+  ['v1', '1.0.1', '1.0.2', ['~1store~1orders/get', '~1store~1orders~1{orderId}/delete', '~1pets~1{petId}/get']],
+  [
+    'v2',
+    '2.1.1',
+    '2.1.2',
+    ['~1store~1orders/get', '~1store~1orders~1{orderId}/get', '~1store~1orders~1{orderId}/delete', '~1store~1order-events/get'],
+  ],
+])("%s's %s to %s, each operation's scopes declared, is docs-only: a patch release", async (_version, from, to, operations) => {
+  const result = await cliAsync([
+    'compat',
+    '--base',
+    path.join(releasedDir, `${from}.yaml`),
+    '--head',
+    path.join(releasedDir, `${to}.yaml`),
+    '--json',
+  ]);
+
+  const report = JSON.parse(result.stdout) as { breaking: boolean; findings: Array<{ class: string; rule: string; pointer: string }> };
+  expect(result.status).toBe(0);
+  expect(report.findings.filter((finding) => finding.class !== 'docs')).toEqual([]);
+  expect(report.findings.filter((finding) => finding.rule === 'operation-scopes-declared').map((finding) => finding.pointer)).toEqual(
+    operations.map((operation) => `/paths/${operation}/x-scopes`),
   );
 });
 
@@ -139,8 +165,8 @@ describe('checkProject', () => {
 
     const [check] = checkProject(new Date(), spec);
 
-    expect(check!.release).toBe('spec/released/1.0.1.yaml');
-    expect(check!.report!.problems).toContainEqual(expect.stringContaining('1 breaking change to 1.0.1'));
+    expect(check!.release).toBe('spec/released/1.0.2.yaml');
+    expect(check!.report!.problems).toContainEqual(expect.stringContaining('1 breaking change to 1.0.2'));
   });
 
   test('an additive change passes with a minor bump and its changelog section', () => {
@@ -150,7 +176,7 @@ describe('checkProject', () => {
         doc.info.version = '1.1.0';
         doc.paths['/store/orders']!.get!.parameters!.push({ name: 'status', in: 'query', schema: { type: 'string' } });
       },
-      '# Changelog\n\n## 1.1.0 (2026-12-01)\n\n- `status` filter.\n\n## 1.0.1 (2026-11-25)\n\n## 1.0.0 (2026-11-22)\n',
+      '# Changelog\n\n## 1.1.0 (2026-12-01)\n\n- `status` filter.\n\n## 1.0.2 (2026-11-26)\n\n## 1.0.1 (2026-11-25)\n\n## 1.0.0 (2026-11-22)\n',
     );
 
     const [check] = checkProject(new Date(), spec);
@@ -176,7 +202,7 @@ describe("v2's 2.1.0 against 2.0.0, as it was before 2.1.0 was released", () => 
     fs.cpSync(path.dirname(SPEC_PATH), path.join(root, 'spec'), { recursive: true });
     const working = path.join(root, 'spec', 'openapi-v2.yaml');
     fs.copyFileSync(path.join(root, 'spec', 'released', '2.1.0.yaml'), working);
-    for (const later of ['2.1.0', '2.1.1']) fs.rmSync(path.join(root, 'spec', 'released', `${later}.yaml`));
+    for (const later of ['2.1.0', '2.1.1', '2.1.2']) fs.rmSync(path.join(root, 'spec', 'released', `${later}.yaml`));
     fs.writeFileSync(working, fs.readFileSync(working, 'utf8').replace(/^( {2}version: )2\.1\.0$/m, `$1${version}`));
     const text = fs.readFileSync(path.join(path.dirname(SPEC_PATH), '..', 'CHANGELOG.md'), 'utf8');
     fs.writeFileSync(path.join(root, 'CHANGELOG.md'), changelog(text));
@@ -219,5 +245,6 @@ test('a release the changelog does not announce fails the project check', () => 
   expect(check!.report!.problems).toEqual([
     'CHANGELOG.md has no section for the released 1.0.0 (spec/released/1.0.0.yaml)',
     'CHANGELOG.md has no section for the released 1.0.1 (spec/released/1.0.1.yaml)',
+    'CHANGELOG.md has no section for the released 1.0.2 (spec/released/1.0.2.yaml)',
   ]);
 });

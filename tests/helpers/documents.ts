@@ -19,8 +19,9 @@ export const NOTE_SCHEMA: OpenAPIV3.SchemaObject = {
 export function documentWithNotes(edit: (operation: OpenAPIV3.OperationObject) => void = () => undefined): OpenAPIV3.Document {
   const document = cloneDocument(loadDocument());
   const error = { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } };
-  const operation: OpenAPIV3.OperationObject = {
+  const operation: OpenAPIV3.OperationObject<{ 'x-scopes'?: string[] }> = {
     operationId: 'createNote',
+    'x-scopes': ['orders:read'],
     requestBody: { required: true, content: { 'application/json': { schema: NOTE_SCHEMA } } },
     responses: {
       '201': { description: 'The note.', content: { 'application/json': { schema: NOTE_SCHEMA } } },

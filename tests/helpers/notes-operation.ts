@@ -9,6 +9,7 @@ export function addOrderNote(responses: string): string {
   return `  /store/orders/{orderId}/notes:
     post:
       operationId: addOrderNote
+      x-scopes: [orders:read]
       tags: [orders]
       summary: Add a note to an order
       parameters:

@@ -1,6 +1,8 @@
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { StoreKind } from '../../src/config';
+import { loadServedDocuments } from '../../src/contract/document';
+import { scopesOf } from '../../src/contract/scopes';
 import { generateKey, hashKey } from '../../src/keys';
 import { openPostgresStore, openSqliteStore, type ImportRecord, type ListedOrder, type OrderRecord, type Store } from '../../src/store';
 import { DATE_TIME_DIGITS, instantKeySql, shipDateRule } from '../../src/store/date-time-sql';
@@ -214,10 +216,13 @@ export function eachStore(suite: (s: StoreSuite) => void): void {
   });
 }
 
-/** Creates an API key in the store and returns the key itself. */
-export async function addKey(store: Store, name = 'tester'): Promise<string> {
+/** Every scope the served documents declare: what a test's key may do unless the test says otherwise. */
+const EVERY_SCOPE = scopesOf(loadServedDocuments());
+
+/** Creates an API key in the store, with every scope unless `scopes` are given, and returns the key itself. */
+export async function addKey(store: Store, name = 'tester', scopes: readonly string[] = EVERY_SCOPE): Promise<string> {
   const key = generateKey();
-  await store.createKey(name, hashKey(key));
+  await store.createKey(name, hashKey(key), { scopes });
   return key;
 }
 

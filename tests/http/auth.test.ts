@@ -101,16 +101,16 @@ eachStore((s) => {
       const ask = () => request(app).get('/v1/store/orders').set('Authorization', `Bearer ${expiring}`);
 
       expect((await ask()).status).toBe(200);
-      expect(await s.store.setKeyExpiry('short-lived', new Date(Date.now() - 1000).toISOString())).toBe(true);
+      expect(await s.store.updateKey('short-lived', { expiresAt: new Date(Date.now() - 1000).toISOString() })).toBe(true);
       expect((await ask()).body).toEqual(expired);
-      expect(await s.store.setKeyExpiry('short-lived', null)).toBe(true);
+      expect(await s.store.updateKey('short-lived', { expiresAt: null })).toBe(true);
       expect((await ask()).status).toBe(200);
       expect((await s.store.listKeys()).find((info) => info.name === 'short-lived')?.expiresAt).toBeNull();
     });
 
     test('an expiry is set only on a key that exists and is not revoked', async () => {
-      expect(await s.store.setKeyExpiry('nobody', null)).toBe(false);
-      expect(await s.store.setKeyExpiry('gone', null)).toBe(false);
+      expect(await s.store.updateKey('nobody', { expiresAt: null })).toBe(false);
+      expect(await s.store.updateKey('gone', { expiresAt: null })).toBe(false);
     });
 
     test('refusals of expired and revoked keys are counted by reason; unknown keys are not', async () => {
@@ -169,12 +169,93 @@ eachStore((s) => {
       const app = await createApp({ store: s.store });
       const next = generateKey();
       await s.store.rotateKey('live', hashKey(next), new Date(Date.now() + 3_600_000).toISOString());
-      await s.store.setKeyExpiry('live', new Date(Date.now() - 1000).toISOString());
+      await s.store.updateKey('live', { expiresAt: new Date(Date.now() - 1000).toISOString() });
 
       for (const token of [key, next]) {
         const res = await request(app).get('/v2/store/orders').set('Authorization', `Bearer ${token}`);
         expect(res.body).toEqual({ code: 'unauthorized', message: 'The API key has expired', status: 401 });
       }
+    });
+  });
+
+  describe("a key's scopes", () => {
+    const challenge = (scope: string) => `Bearer realm="petstore-orders", error="insufficient_scope", scope="${scope}"`;
+    const lacks = (scope: string) => ({ code: 'unauthorized', message: `The API key lacks the scope ${scope}`, status: 401 });
+
+    // Every operation of v1 and v2, what it needs, and a request to it.
+    const calls: Array<[string, 'v1' | 'v2', 'get' | 'delete', string, string]> = [
+      ['listOrders', 'v1', 'get', '/v1/store/orders', 'orders:read'],
+      ['getPetById', 'v1', 'get', '/v1/pets/10', 'orders:read'],
+      ['cancelOrder', 'v1', 'delete', '/v1/store/orders/1', 'orders:cancel'],
+      ['listOrders', 'v2', 'get', '/v2/store/orders', 'orders:read'],
+      ['getOrderById', 'v2', 'get', '/v2/store/orders/1', 'orders:read'],
+      ['listOrderEvents', 'v2', 'get', '/v2/store/order-events', 'orders:read'],
+      ['cancelOrder', 'v2', 'delete', '/v2/store/orders/1', 'orders:cancel'],
+    ];
+
+    test.each(calls)(
+      'a key without the scope %s (%s) needs gets 401 naming it, and changes nothing',
+      async (operationId, version, method, path, scope) => {
+        const other = scope === 'orders:read' ? 'orders:cancel' : 'orders:read';
+        const limited = await addKey(s.store, 'limited', [other]);
+        const metrics = createMetrics();
+        const app = await createApp({ store: s.store, metrics });
+
+        const res = await request(app)[method](path).set('Authorization', `Bearer ${limited}`);
+
+        expect(res.status).toBe(401);
+        expect(res.headers['www-authenticate']).toBe(challenge(scope));
+        expect(res.body).toEqual(lacks(scope));
+        await expectConforms(res, operationId, version);
+        expect(await metrics.registry.metrics()).toContain('petstore_auth_refusals_total{reason="scope"} 1');
+        // The order is still there, pending: a refused cancel changed nothing.
+        expect((await s.store.getOrder(1))?.status).toBe('pending');
+        // With the scope, the same request succeeds.
+        const allowed = await addKey(s.store, 'allowed', [scope]);
+        expect((await request(app)[method](path).set('Authorization', `Bearer ${allowed}`)).status).toBeLessThan(300);
+      },
+    );
+
+    test('the key is checked before the scope: an expired key without the scope is told it expired', async () => {
+      const expiring = generateKey();
+      await s.store.createKey('short-lived', hashKey(expiring), { expiresAt: '2020-01-01T00:00:00.000Z', scopes: ['orders:read'] });
+      const res = await request(await createApp({ store: s.store }))
+        .delete('/v1/store/orders/1')
+        .set('Authorization', `Bearer ${expiring}`);
+
+      expect(res.body).toEqual({ code: 'unauthorized', message: 'The API key has expired', status: 401 });
+    });
+
+    test('the scope is checked before the request: a malformed id from a key without the scope is a 401', async () => {
+      const reader = await addKey(s.store, 'reader', ['orders:read']);
+      const res = await request(await createApp({ store: s.store }))
+        .delete('/v2/store/orders/abc')
+        .set('Authorization', `Bearer ${reader}`);
+
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual(lacks('orders:cancel'));
+    });
+
+    test('a key made without scopes may read and cancel; scopes changed hold from the next request', async () => {
+      const plain = generateKey();
+      await s.store.createKey('plain', hashKey(plain));
+      const app = await createApp({ store: s.store });
+      const cancel = () => request(app).delete('/v2/store/orders/1').set('Authorization', `Bearer ${plain}`);
+      expect((await s.store.listKeys()).find((info) => info.name === 'plain')?.scopes).toEqual(['orders:read', 'orders:cancel']);
+
+      expect(await s.store.updateKey('plain', { scopes: ['orders:read'] })).toBe(true);
+      expect((await cancel()).status).toBe(401);
+      await request(app).get('/v2/store/orders/1').set('Authorization', `Bearer ${plain}`).expect(200);
+
+      expect(await s.store.updateKey('plain', { scopes: ['orders:cancel'] })).toBe(true);
+      expect((await cancel()).status).toBe(204);
+      expect((await request(app).get('/v2/store/orders').set('Authorization', `Bearer ${plain}`)).body).toEqual(lacks('orders:read'));
+      // Changing the scopes leaves the expiry as it was, and the reverse.
+      expect(await s.store.updateKey('plain', { expiresAt: '2099-01-01T00:00:00.000Z' })).toBe(true);
+      expect((await s.store.listKeys()).find((info) => info.name === 'plain')).toMatchObject({
+        scopes: ['orders:cancel'],
+        expiresAt: '2099-01-01T00:00:00.000Z',
+      });
     });
   });
 
@@ -217,6 +298,28 @@ eachStore((s) => {
       if (authorization !== undefined) req.set('Authorization', authorization);
       return req;
     };
+
+    test('the server does not start with a secured operation that declares no scopes; an open one needs none', async () => {
+      const unscoped = (security?: Array<Record<string, string[]>>) =>
+        documentWithNotes((operation) => {
+          delete (operation as { 'x-scopes'?: unknown })['x-scopes'];
+          if (security !== undefined) operation.security = security;
+        });
+
+      await expect(createApp({ store: s.store, document: unscoped(), modules: notes })).rejects.toThrow(
+        "the v1 document cannot be served: createNote requires a key but declares no scopes: add 'x-scopes'",
+      );
+      const open = await createApp({ store: s.store, document: unscoped([{ bearerAuth: [] }, {}]), modules: notes });
+      expect((await request(open).post('/v1/notes').send({ text: 'x' })).status).toBe(201);
+    });
+
+    test('a key that lacks the scope of an operation whose key is optional is not refused', async () => {
+      const reader = await addKey(s.store, 'reader', ['orders:cancel']);
+      const res = await post([{ bearerAuth: [] }, {}], `Bearer ${reader}`);
+
+      expect(res.status).toBe(201);
+      expect(res.body).toEqual({ text: 'reader' });
+    });
 
     test('an operation with no requirement (security: []) answers without a key', async () => {
       const res = await post([]);

@@ -60,7 +60,7 @@ if (!present && !REQUIRED) {
     fs.mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: path.join(ARTIFACTS, 'docs-v2.png'), fullPage: true });
     // The version is chosen in the top bar; v1 follows.
-    await page.locator('.topbar select').selectOption({ label: 'v1 (1.0.1)' });
+    await page.locator('.topbar select').selectOption({ label: 'v1 (1.0.2)' });
     // Read once the deprecated operation shows its sunset date: the block appears before its text is rendered.
     await page.locator('.opblock-deprecated').filter({ hasText: '2027-06-30' }).first().waitFor({ timeout: 15000 });
     await page.waitForSelector('.models', { timeout: 15000 });
@@ -73,7 +73,7 @@ if (!present && !REQUIRED) {
 
     expect(response?.status()).toBe(200);
     expect(elsewhere).toEqual([]);
-    expect(v2).toContain('2.1.1');
+    expect(v2).toContain('2.1.2');
     expect(v2).toContain('Read one order');
     expect(v2).toContain('Read what changed');
     expect(v2).toContain('nextCursor');
