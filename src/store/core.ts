@@ -95,13 +95,21 @@ const storedScopes = (scopes: readonly string[]): string => scopes.join(' ');
 
 /** The values of KEY_SQL.create for a new key, its creation time `at`. */
 export function newKeyValues(name: string, keyHash: string, at: string, key: NewKey): unknown[] {
-  return [name, keyHash, at, key.expiresAt ?? null, storedScopes(key.scopes ?? DEFAULT_SCOPES)];
+  return [name, keyHash, at, key.expiresAt ?? null, storedScopes(key.scopes ?? DEFAULT_SCOPES), key.rateLimit ?? null];
 }
 
 /** The values of KEY_SQL.update for the changes `changes` gives. */
 export function keyUpdateValues(name: string, changes: KeyChanges): unknown[] {
   const expires = changes.expiresAt !== undefined;
-  return [expires ? 1 : 0, expires ? changes.expiresAt : null, changes.scopes === undefined ? null : storedScopes(changes.scopes), name];
+  const limits = changes.rateLimit !== undefined;
+  return [
+    expires ? 1 : 0,
+    expires ? changes.expiresAt : null,
+    changes.scopes === undefined ? null : storedScopes(changes.scopes),
+    limits ? 1 : 0,
+    limits ? changes.rateLimit : null,
+    name,
+  ];
 }
 
 /** A row of KEY_SQL.list as operators see it. */

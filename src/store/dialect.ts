@@ -24,6 +24,11 @@ export interface Dialect {
   };
   /** How a date-time rule is spelled (./date-time-sql.ts). */
   readonly dateTime: DateTimeSpelling;
+  /**
+   * The database's clock, in whole seconds since the epoch, the same value wherever a statement
+   * uses it: what decides the windows of every instance's rate limits.
+   */
+  readonly clock: string;
   /** Turns an error meaning "the database cannot serve now" into StoreUnavailableError; others as they are. */
   translate(err: unknown): unknown;
   /** `table.column` of the unique constraint an error says was violated; undefined for any other error. */

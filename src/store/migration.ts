@@ -51,6 +51,30 @@ export const KEY_SCOPES = {
     `,
 } as const;
 
+/**
+ * Key rate limits, the same in every store's history. rate_limit: the key's policies as text
+ * (src/keys/rate-limit.ts), NULL for the deployment's (every key made before). key_usage: one row
+ * per key that has been counted, with the start (seconds since the epoch, by the store's clock) and
+ * the count of its current window of each unit, so that one statement counts a request against
+ * every policy at once (sql.ts, RATE_SQL).
+ */
+export function keyRateLimits({ ddl }: Dialect): { readonly name: string; readonly sql: string } {
+  const window = (unit: string) => `${unit}_start ${ddl.integer} NOT NULL, ${unit}_used ${ddl.integer} NOT NULL`;
+  return {
+    name: 'key rate limits',
+    sql: `
+      ALTER TABLE api_keys ADD COLUMN rate_limit TEXT;
+      CREATE TABLE key_usage (
+        key_name TEXT PRIMARY KEY,
+        ${window('second')},
+        ${window('minute')},
+        ${window('hour')},
+        ${window('day')}
+      )${ddl.tableOptions};
+    `,
+  };
+}
+
 /** How many offending ids a refusal names. */
 export const REFUSAL_IDS = 10;
 

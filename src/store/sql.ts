@@ -1,4 +1,5 @@
-import type { OrderStatus, PageRequest } from './types';
+import { RATE_UNITS, type RateUnit } from '../rate-policy';
+import type { OrderStatus, PageRequest, RateWindows } from './types';
 
 // Every statement the stores share, written once with `$1, $2, …` placeholders (each dialect
 // takes them through its `placeholders`). `visible` is a store's own condition on the orders it may
@@ -92,16 +93,17 @@ export function movePendingSql(to: 'cancelled' | 'shipped', visible: readonly st
 
 /** The API-key statements. */
 export const KEY_SQL = {
-  create: 'INSERT INTO api_keys (name, key_hash, created_at, expires_at, scopes) VALUES ($1, $2, $3, $4, $5)',
-  list: `SELECT name, scopes, created_at AS "createdAt", expires_at AS "expiresAt", revoked_at AS "revokedAt"
+  create: 'INSERT INTO api_keys (name, key_hash, created_at, expires_at, scopes, rate_limit) VALUES ($1, $2, $3, $4, $5, $6)',
+  list: `SELECT name, scopes, rate_limit AS "rateLimit", created_at AS "createdAt", expires_at AS "expiresAt", revoked_at AS "revokedAt"
     FROM api_keys ORDER BY id`,
   revoke: 'UPDATE api_keys SET revoked_at = $1 WHERE name = $2 AND revoked_at IS NULL',
   /**
-   * Changes the active key named `$4`: its expiry to `$2` when `$1` is 1 (null: none), its scopes to
-   * `$3` unless null.
+   * Changes the active key named `$6`: its expiry to `$2` when `$1` is 1 (null: none), its scopes to
+   * `$3` unless null, its rate limit to `$5` when `$4` is 1 (null: the deployment's).
    */
-  update: `UPDATE api_keys SET expires_at = CASE WHEN $1 = 1 THEN $2 ELSE expires_at END, scopes = COALESCE($3, scopes)
-    WHERE name = $4 AND revoked_at IS NULL`,
+  update: `UPDATE api_keys SET expires_at = CASE WHEN $1 = 1 THEN $2 ELSE expires_at END, scopes = COALESCE($3, scopes),
+      rate_limit = CASE WHEN $4 = 1 THEN $5 ELSE rate_limit END
+    WHERE name = $6 AND revoked_at IS NULL`,
   /**
    * A new secret for the active key named `$3`, hash `$2`; the one it replaces keeps working until
    * `$1`, and one replaced before is forgotten.
@@ -115,16 +117,62 @@ export const KEY_SQL = {
    * form, so they compare as text. One index entry: what every keyed request reads.
    */
   find: `SELECT name, CASE WHEN revoked_at IS NOT NULL THEN 'revoked' WHEN expires_at <= $1 THEN 'expired' ELSE 'active' END AS state,
-      scopes FROM api_keys WHERE key_hash = $2`,
+      scopes, rate_limit AS "rateLimit" FROM api_keys WHERE key_hash = $2`,
   /**
    * The key whose replaced secret has hash `$3`, and its state at `$1` (`$2` the same): refused as a
    * revoked key once its grace has ended. Read only when `find` found nothing: an old secret in its
    * grace, or no key at all.
    */
   findReplaced: `SELECT name, CASE WHEN revoked_at IS NOT NULL THEN 'revoked' WHEN expires_at <= $1 THEN 'expired'
-      WHEN previous_until > $2 THEN 'active' ELSE 'revoked' END AS state, scopes
+      WHEN previous_until > $2 THEN 'active' ELSE 'revoked' END AS state, scopes, rate_limit AS "rateLimit"
     FROM api_keys WHERE previous_hash = $3`,
 } as const;
+
+/** The columns of key_usage of each rate unit, in RATE_UNITS' order. */
+const USAGE_COLUMNS = ['second', 'minute', 'hour', 'day'] as const;
+const USAGE_WINDOWS = [1, 60, 3600, 86400] as const;
+const USAGE_RETURNING = USAGE_COLUMNS.map((unit) => `${unit}_start, ${unit}_used`).join(', ');
+
+/**
+ * The statements of a key's rate-limit count, with the database's clock (`clock`, whole seconds).
+ * `count` counts one request of the key named `$1` in the current window of every unit, unless the
+ * window of some unit already holds its quota (`$2` per second, `$3` per minute, `$4` per hour,
+ * `$5` per day; a unit without a policy is given a quota never reached): one upsert, so that the
+ * check and the count are one atomic step in every instance (the row's lock on PostgreSQL, the
+ * write lock on SQLite), and a refused request changes nothing. It answers the windows after the
+ * count and the clock's `now`, or no row when it refused; `read` then answers them as they stand.
+ */
+export function rateSql(clock: string): { readonly count: string; readonly read: string } {
+  const starts = USAGE_WINDOWS.map((seconds) => (seconds === 1 ? clock : `${clock} - ${clock} % ${seconds}`));
+  const set = USAGE_COLUMNS.map(
+    (unit) =>
+      `${unit}_used = CASE WHEN u.${unit}_start = excluded.${unit}_start THEN u.${unit}_used + 1 ELSE 1 END, ${unit}_start = excluded.${unit}_start`,
+  ).join(',\n      ');
+  const room = USAGE_COLUMNS.map((unit, i) => `(u.${unit}_start <> excluded.${unit}_start OR u.${unit}_used < $${i + 2})`).join(' AND ');
+  return {
+    count: `INSERT INTO key_usage AS u (key_name, ${USAGE_RETURNING})
+      VALUES ($1, ${starts.map((start) => `${start}, 1`).join(', ')})
+    ON CONFLICT (key_name) DO UPDATE SET
+      ${set}
+    WHERE ${room}
+    RETURNING ${USAGE_RETURNING}, ${clock} AS now`,
+    read: `SELECT ${USAGE_RETURNING}, ${clock} AS now FROM key_usage WHERE key_name = $1`,
+  };
+}
+
+/** The values of rateSql's `count` for the named key: its quota of each unit, or one never reached. */
+export function rateCountValues(keyName: string, quotas: Partial<Record<RateUnit, number>>): unknown[] {
+  return [keyName, ...RATE_UNIT_NAMES.map((unit) => quotas[unit] ?? Number.MAX_SAFE_INTEGER)];
+}
+
+/** A row of rateSql's statements as the windows it holds (PostgreSQL gives a BIGINT as text). */
+export function rateWindowsOf(row: Record<string, unknown>): RateWindows {
+  const at = (column: string) => Number(row[column]);
+  const window = (i: number) => ({ start: at(`${USAGE_COLUMNS[i]}_start`), used: at(`${USAGE_COLUMNS[i]}_used`) });
+  return { now: at('now'), s: window(0), min: window(1), h: window(2), day: window(3) };
+}
+
+const RATE_UNIT_NAMES = Object.keys(RATE_UNITS) as RateUnit[];
 
 /**
  * Every statement a store runs on orders, keys and its meta row, for the store's `visible`

@@ -1,3 +1,4 @@
+import type { RateUnit } from '../rate-policy';
 import type { MaybePromise } from '../maybe-promise';
 /** Where an order is in its life; v1's Order does not show it. */
 export type OrderStatus = 'pending' | 'shipped' | 'cancelled';
@@ -98,6 +99,8 @@ export interface KeyInfo {
   name: string;
   /** What the key may do (`orders:read`, …), in the order given. */
   scopes: string[];
+  /** Its rate-limit policies as stored, or null: the deployment's. */
+  rateLimit: string | null;
   createdAt: string;
   /** When the key stops working (an ISO 8601 UTC time), or null: never. */
   expiresAt: string | null;
@@ -110,14 +113,33 @@ export interface KeyMatch {
   readonly state: 'active' | 'expired' | 'revoked';
   /** The key's scopes as stored: separated by spaces (src/keys/scopes.ts reads them). */
   readonly scopes: string;
+  /** Its rate-limit policies as stored (`600/min,100000/day`, or `none`); null: the deployment's. */
+  readonly rateLimit: string | null;
+}
+
+/** One window of a key's count: when it started (seconds since the epoch, by the store's clock) and the requests counted in it. */
+export interface RateWindow {
+  readonly start: number;
+  readonly used: number;
+}
+
+/** A key's count in the window of each unit, as the store's clock stood at `now` (seconds since the epoch). */
+export type RateWindows = { readonly now: number } & { readonly [U in RateUnit]: RateWindow };
+
+/** What counting a request against its key's quotas found: whether it was admitted, and the windows after it. */
+export interface RateCount {
+  readonly admitted: boolean;
+  readonly windows: RateWindows;
 }
 
 /** What a key is made with, beside its name and hash. */
 export interface NewKey {
   /** When it stops working (an ISO 8601 UTC time); never when null or absent. */
   expiresAt?: string | null;
-  /** What it may do; DEFAULT_SCOPES (src/keys/scopes.ts) when absent. */
+  /** What it may do; DEFAULT_SCOPES when absent. */
   scopes?: readonly string[];
+  /** Its rate-limit policies as stored (src/keys/rate-limit.ts); the deployment's when null or absent. */
+  rateLimit?: string | null;
 }
 
 /** What `updateKey` changes: each field given, and only those. */
@@ -126,6 +148,8 @@ export interface KeyChanges {
   expiresAt?: string | null;
   /** Its scopes, all of them. */
   scopes?: readonly string[];
+  /** Its rate-limit policies as stored, or null for the deployment's. */
+  rateLimit?: string | null;
 }
 
 /**
@@ -224,6 +248,13 @@ export interface Store {
    * key check takes no turn of the event loop.
    */
   findKey(keyHash: string, now: string): MaybePromise<KeyMatch | null>;
+  /**
+   * Counts one request of the named key in the current window of each unit, by the store's clock,
+   * if no quota of `quotas` (requests per window, by unit) is spent; a refused request is not
+   * counted. Exact across every instance on the store: one statement, atomic. At once from a store
+   * that answers in-process.
+   */
+  countRequest(keyName: string, quotas: Partial<Record<RateUnit, number>>): MaybePromise<RateCount>;
   /** Resolves when the store answers a trivial query. */
   ping(): Promise<void>;
   /** Releases the store; further calls fail. */

@@ -19,6 +19,8 @@ export const postgresDialect: Dialect = {
     boolean: () => 'BOOLEAN NOT NULL',
     tableOptions: '',
   },
+  // now() is the start of the statement's transaction: one statement, one instant.
+  clock: 'floor(extract(epoch FROM now()))::bigint',
   dateTime: {
     glob: (expr, pattern) => `${expr} ~ '${globToRegex(pattern)}'`,
     oneOf: (expr, codes) => `strpos(${codes.map((code) => `chr(${code})`).join(' || ')}, ${expr}) > 0`,

@@ -1,5 +1,5 @@
 import type { PoolClient } from 'pg';
-import { KEY_EXPIRY_AND_ROTATION, KEY_SCOPES, SHIP_DATE_RULE, migrate as migrateWith, type Migration } from '../migration';
+import { KEY_EXPIRY_AND_ROTATION, KEY_SCOPES, keyRateLimits, SHIP_DATE_RULE, migrate as migrateWith, type Migration } from '../migration';
 import { postgresConnection, postgresDialect } from './dialect';
 
 /**
@@ -244,6 +244,7 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   { version: 8, ...KEY_EXPIRY_AND_ROTATION },
   { version: 9, ...KEY_SCOPES },
+  { version: 10, ...keyRateLimits(postgresDialect) },
 ];
 
 /**

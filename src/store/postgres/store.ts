@@ -26,7 +26,7 @@ import {
   pruneInBatches,
   type EventRow,
 } from '../events';
-import { BEFORE_FIRST_ID, statusSql, storeSql, type ListedRow, type OrderRow } from '../sql';
+import { BEFORE_FIRST_ID, rateCountValues, rateSql, rateWindowsOf, statusSql, storeSql, type ListedRow, type OrderRow } from '../sql';
 import { EventsExpiredError, StoreInvariantError } from '../errors';
 import type {
   CancelOutcome,
@@ -37,11 +37,13 @@ import type {
   ListedOrder,
   NewKey,
   OrderRecord,
+  RateCount,
   OrderSnapshot,
   OrderStatus,
   PageRequest,
   ShipOutcome,
 } from '../types';
+import type { RateUnit } from '../../rate-policy';
 import type { EventCounts, EventPage, EventPosition, Store } from '../types';
 import { guard, postgresDialect, translate } from './dialect';
 import { EVENTS_CHANNEL, EVENTS_SQL, listenForEvents } from './events';
@@ -50,6 +52,8 @@ import { migrate } from './migrations';
 
 /** The shared statements: every order of a PostgreSQL store is visible. */
 const SQL = storeSql();
+/** The rate-limit count, by PostgreSQL's clock. */
+const RATE = rateSql(postgresDialect.clock);
 
 /** Options for the PostgreSQL store. */
 export interface PostgresStoreOptions {
@@ -377,6 +381,14 @@ class PostgresStore implements Store {
   async findKey(keyHash: string, at: string): Promise<KeyMatch | null> {
     const current = (await this.query<KeyMatch>(SQL.keys.find, [at, keyHash])).rows[0];
     return current ?? (await this.query<KeyMatch>(SQL.keys.findReplaced, [at, at, keyHash])).rows[0] ?? null;
+  }
+
+  async countRequest(keyName: string, quotas: Partial<Record<RateUnit, number>>): Promise<RateCount> {
+    const counted = (await this.query(RATE.count, rateCountValues(keyName, quotas))).rows[0];
+    if (counted !== undefined) return { admitted: true, windows: rateWindowsOf(counted) };
+    const row = (await this.query(RATE.read, [keyName])).rows[0];
+    if (row === undefined) throw new StoreInvariantError(`the count of key "${keyName}" refused a request but has no row`);
+    return { admitted: false, windows: rateWindowsOf(row) };
   }
 
   async ping(): Promise<void> {

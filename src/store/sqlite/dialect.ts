@@ -14,6 +14,8 @@ export const sqliteDialect: Dialect = {
     boolean: (column) => `INTEGER NOT NULL CONSTRAINT order_${column}_boolean CHECK (${column} IN (0, 1))`,
     tableOptions: ' STRICT',
   },
+  // 'now' is fixed for the whole of one step of a statement.
+  clock: 'unixepoch()',
   dateTime: {
     glob: (expr, pattern) => `${expr} GLOB '${pattern}'`,
     oneOf: (expr, codes) => `instr(char(${codes.join(', ')}), ${expr}) > 0`,

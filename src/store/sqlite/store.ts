@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { EventsExpiredError, StoreBusyError, StoreUnavailableError } from '../errors';
+import { EventsExpiredError, StoreBusyError, StoreInvariantError, StoreUnavailableError } from '../errors';
 import type {
   CancelOutcome,
   ImportRecords,
@@ -10,11 +10,13 @@ import type {
   KeyMatch,
   NewKey,
   OrderRecord,
+  RateCount,
   OrderSnapshot,
   OrderStatus,
   PageRequest,
   ShipOutcome,
 } from '../types';
+import type { RateUnit } from '../../rate-policy';
 import type { EventCounts, EventPage, EventPosition, Store } from '../types';
 import { errorMessage } from '../../thrown';
 import {
@@ -31,7 +33,7 @@ import {
   timestamp as now,
 } from '../core';
 import { EventSignals, INSERT_EVENT_SQL, MOVE_EVENTS, eventRowToRecord, pruneInBatches, type EventRow } from '../events';
-import { BEFORE_FIRST_ID, type ListedRow, type OrderRow } from '../sql';
+import { BEFORE_FIRST_ID, rateCountValues, rateSql, rateWindowsOf, type ListedRow, type OrderRow } from '../sql';
 import { guard, sqliteDialect, sqlitePlaceholders, storeClosed } from './dialect';
 import { importThroughStaging } from './import';
 import { migrate } from './migrations';
@@ -138,6 +140,14 @@ class SqliteStore implements Store {
   private readonly busyTimeoutMs: number;
   /** Who hears of events: this process's commits at once, other processes' by a poll of the feed's head. */
   private readonly signals: EventSignals;
+  /** The rate-limit count's connection and statements, once a key with a policy has been counted (usage()). */
+  private counter:
+    | {
+        db: Database.Database;
+        count: Database.Statement<unknown[], Record<string, unknown>>;
+        read: Database.Statement<[string], Record<string, unknown>>;
+      }
+    | undefined;
 
   constructor(
     private readonly db: Database.Database,
@@ -452,9 +462,45 @@ class SqliteStore implements Store {
     }
   }
 
+  countRequest(keyName: string, quotas: Partial<Record<RateUnit, number>>): RateCount {
+    return this.guard(() => {
+      const { count, read } = this.usage();
+      const counted = count.get(...rateCountValues(keyName, quotas));
+      if (counted !== undefined) return { admitted: true, windows: rateWindowsOf(counted) };
+      const row = read.get(keyName);
+      if (row === undefined) throw new StoreInvariantError(`the count of key "${keyName}" refused a request but has no row`);
+      return { admitted: false, windows: rateWindowsOf(row) };
+    });
+  }
+
+  /**
+   * The rate-limit count's statements, on a connection of their own, opened on first use: its
+   * commits are not synced to disk (synchronous = NORMAL, in WAL mode), so a counted request costs
+   * a write to the log, not an fsync. A crash of the process loses nothing; a power cut may lose
+   * the last counts, and so admit up to a window's quota again.
+   */
+  private usage(): {
+    count: Database.Statement<unknown[], Record<string, unknown>>;
+    read: Database.Statement<[string], Record<string, unknown>>;
+  } {
+    if (this.counter === undefined) {
+      const db = new Database(this.file.path, { timeout: this.busyTimeoutMs });
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = NORMAL');
+      const { count, read } = rateSql(sqliteDialect.clock);
+      this.counter = {
+        db,
+        count: db.prepare<unknown[], Record<string, unknown>>(sqlitePlaceholders(count)),
+        read: db.prepare<[string], Record<string, unknown>>(sqlitePlaceholders(read)),
+      };
+    }
+    return this.counter;
+  }
+
   async close(): Promise<void> {
     this.signals.stopWatching();
     this.readers.close();
+    if (this.counter?.db.open) this.counter.db.close();
     if (this.db.open) this.db.close();
   }
 }

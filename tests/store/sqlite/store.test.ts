@@ -106,7 +106,12 @@ test('a cancel of an order that is not pending, and a key check, are answered at
   expect(store.cancelOrder(404)).toBe('not_found');
   expect(store.cancelOrder(2)).toBe('shipped');
   const now = new Date().toISOString();
-  expect(store.findKey('f'.repeat(64), now)).toEqual({ name: 'ops', state: 'active', scopes: 'orders:read orders:cancel' });
+  expect(store.findKey('f'.repeat(64), now)).toEqual({
+    name: 'ops',
+    state: 'active',
+    scopes: 'orders:read orders:cancel',
+    rateLimit: null,
+  });
   expect(store.findKey('0'.repeat(64), now)).toBeNull();
   const pending = store.cancelOrder(1);
   expect(pending).toBeInstanceOf(Promise);
