@@ -18,6 +18,7 @@ import { sendReply } from './http/reply';
 import { answeredBy } from './http/request-context';
 import { silentLogger, type Logger } from './logger';
 import { createMetrics, type AuthRefusalReason, type Metrics } from './metrics';
+import type { Policy } from './rate-policy';
 import type { Store } from './store';
 
 /** Everything the app depends on, injected so that tests build a fresh app per test. */
@@ -46,6 +47,8 @@ export interface AppDeps {
   feed?: EventFeed;
   /** How many lists and pages run at once, and how long more may wait (default: DEFAULT_ADMISSION). */
   admission?: AdmissionLimits;
+  /** The rate-limit policies of every key without its own (PETSTORE_RATE_LIMIT; default: none, no limit). */
+  rateLimit?: readonly Policy[];
 }
 
 /** The paths the app answers itself, outside the contract; everything else goes to the contract's dispatcher. */
@@ -79,6 +82,7 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
     onViolation: (operationId: string, version: ApiVersion) => metrics.violation(operationId, version),
     onDeprecatedCall: (operationId: string, version: ApiVersion) => metrics.deprecatedCall(operationId, version),
     onKeyRefused: (reason: AuthRefusalReason) => metrics.authRefusal(reason),
+    rateLimit: deps.rateLimit,
   };
   const dispatchers = new Map<string, Dispatch>([
     [

@@ -1,5 +1,6 @@
 import os from 'node:os';
 import path from 'node:path';
+import { NO_LIMIT, parsePolicies, type Policy } from './rate-policy';
 
 /** The validated, frozen runtime configuration. Nothing else reads `process.env`. */
 export interface Config {
@@ -29,6 +30,8 @@ export interface Config {
   readonly admission: AdmissionLimits;
   /** The change feed: days its events are kept, and how many requests may wait for events at once. */
   readonly feed: { readonly retentionDays: number; readonly maxWaiting: number };
+  /** The rate-limit policies of every key without its own (PETSTORE_RATE_LIMIT); none: no limit. */
+  readonly rateLimit: readonly Policy[];
 }
 
 /** What the HTTP server accepts from one client before it answers with an error and hangs up. */
@@ -175,7 +178,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
       retentionDays: number(env, 'PETSTORE_EVENT_RETENTION_DAYS', 30, 1),
       maxWaiting: number(env, 'PETSTORE_FEED_MAX_WAITING', 1000, 1),
     }),
+    rateLimit: Object.freeze(rateLimit(env)),
   });
+}
+
+/** PETSTORE_RATE_LIMIT: comma-separated policies (`600/min,100000/day`), or `none`; unset: none. */
+function rateLimit(env: NodeJS.ProcessEnv): Policy[] {
+  const raw = nonEmpty(env.PETSTORE_RATE_LIMIT);
+  if (raw === undefined) return [];
+  try {
+    const policies = parsePolicies('PETSTORE_RATE_LIMIT', raw.split(','));
+    return policies === NO_LIMIT ? [] : policies;
+  } catch (err) {
+    throw new ConfigError(err instanceof Error ? err.message : String(err));
+  }
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -33,10 +33,10 @@ export interface Metrics {
 }
 
 /**
- * Why a request with a known key was refused: it expired, it was revoked, or it lacks the operation's
- * scope. An unknown or missing key is not counted: anyone can send one.
+ * Why a request with a known key was refused: it expired, it was revoked, it lacks the operation's
+ * scope, or it has spent its rate limit. An unknown or missing key is not counted: anyone can send one.
  */
-export type AuthRefusalReason = 'expired' | 'revoked' | 'scope';
+export type AuthRefusalReason = 'expired' | 'revoked' | 'scope' | 'limit';
 
 /** Seconds: from a fast 404 to a million-order list. */
 const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -119,7 +119,7 @@ export function createMetrics(
   });
   const authRefusals = new Counter({
     name: 'petstore_auth_refusals_total',
-    help: 'Requests refused for their key: "expired" after its expiry, "revoked" after its revocation, "scope" without the operation\'s scope',
+    help: 'Requests refused for their key: "expired" after its expiry, "revoked" after its revocation, "scope" without the operation\'s scope, "limit" over its rate limit',
     labelNames: ['reason'] as const,
     registers: [registry],
   });

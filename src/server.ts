@@ -4,6 +4,7 @@ import type { Socket } from 'node:net';
 import type { Express } from 'express';
 import { createApp } from './app';
 import { DEFAULT_LIMITS, type AdmissionLimits, type HttpLimits } from './config';
+import type { Policy } from './rate-policy';
 import { ApiError } from './errors';
 import { withAppPrototypes } from './http/app-prototypes';
 import { rawErrorResponse } from './http/error-reply';
@@ -27,6 +28,8 @@ export interface ServerOptions {
   metricsToken?: string | undefined;
   /** How many lists and pages run at once, and how long more may wait (DEFAULT_ADMISSION when absent). */
   admission?: AdmissionLimits | undefined;
+  /** The rate-limit policies of every key without its own. */
+  rateLimit?: readonly Policy[] | undefined;
   /** The change feed's retention and bound on waiting requests (EventFeed's defaults when absent). */
   feed?: Pick<EventFeedOptions, 'retentionDays' | 'maxWaiting'>;
 }
@@ -113,7 +116,15 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const metrics = createMetrics({ processMetrics: true, token: options.metricsToken, logDrops: logOutput && (() => logOutput.dropped) });
   const feed = new EventFeed(store, { ...options.feed, logger, onWaiting: (count) => metrics.eventWaits(count) });
   const stopCounting = store.onEventsWritten((counts) => metrics.eventsWritten(counts));
-  const app = await createApp({ store, logger, maxBodyBytes: limits.maxBodyBytes, metrics, feed, admission: options.admission });
+  const app = await createApp({
+    store,
+    logger,
+    maxBodyBytes: limits.maxBodyBytes,
+    metrics,
+    feed,
+    admission: options.admission,
+    ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
+  });
   feed.startPruning();
   const server = createHttpServer(app, limits, logger);
   await new Promise<void>((resolve, reject) => {

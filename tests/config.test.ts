@@ -58,6 +58,13 @@ describe('loadConfig', () => {
     ['PETSTORE_DATABASE_URL', 'mysql://x', 'PETSTORE_DATABASE_URL must be a postgres:// or postgresql:// URL'],
     ['PETSTORE_SHUTDOWN_TIMEOUT_MS', '1e4', 'PETSTORE_SHUTDOWN_TIMEOUT_MS must be a whole number, got "1e4"'],
     ['PETSTORE_REUSE_PORT', 'yes', 'PETSTORE_REUSE_PORT must be true, false, 1 or 0, got "yes"'],
+    [
+      'PETSTORE_RATE_LIMIT',
+      '600/minute',
+      'PETSTORE_RATE_LIMIT must be N/UNIT, a whole number of at least 1 per s, min, h, day (600/min), or none, got "600/minute"',
+    ],
+    ['PETSTORE_RATE_LIMIT', '10/s,20/s', 'PETSTORE_RATE_LIMIT gives two policies per s, got "20/s"'],
+    ['PETSTORE_RATE_LIMIT', 'none, 5/s', 'PETSTORE_RATE_LIMIT none cannot be given with a policy, got "none", "5/s"'],
   ])('refuses %s=%s, naming the variable', (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(new ConfigError(message));
   });
@@ -128,4 +135,13 @@ describe('a SQLite path that is a URL', () => {
     expect(() => loadConfig({ PETSTORE_DB: 'mysql://db.internal/orders' })).toThrow('PETSTORE_DB is the path of a SQLite file, not a URL');
     expect(() => loadConfig({ PETSTORE_DB: 'sqlite:postgres://db.internal/orders' })).toThrow('set PETSTORE_DATABASE_URL=postgres://');
   });
+});
+
+test('PETSTORE_RATE_LIMIT gives the policies of keys without their own: none when unset or none', () => {
+  expect(loadConfig({}).rateLimit).toEqual([]);
+  expect(loadConfig({ PETSTORE_RATE_LIMIT: 'none' }).rateLimit).toEqual([]);
+  expect(loadConfig({ PETSTORE_RATE_LIMIT: '600/min, 100000/day' }).rateLimit).toEqual([
+    { quota: 600, unit: 'min' },
+    { quota: 100000, unit: 'day' },
+  ]);
 });

@@ -11,6 +11,7 @@ import { idProblem, parseId } from '../ids';
 import { expiryOf, generateKey, hashKey, keyNameProblem, laterBy, parseScopes, type ExpiryOptions } from '../keys';
 import { createLogger } from '../logger';
 import { SERVE_V8_FLAGS, closeOnSignals, exitOnFatalErrors, setServeV8Flags, startServer } from '../server';
+import { formatPolicies, parsePolicies } from '../rate-policy';
 import { DEFAULT_SCOPES, DuplicateKeyNameError, openStore, storeLocation, type Store } from '../store';
 
 /**
@@ -51,6 +52,19 @@ function scopesOption(value: string): string[] {
   return parsedOption(() => parseScopes('--scopes', value, scopesOf(loadServedDocuments())));
 }
 
+/** What repeated `--rate-limit` options give: the policies as a key stores them (`default`: null, the deployment's). */
+function rateLimitOption(values: readonly string[]): string | null {
+  if (values.length === 1 && values[0] === DEFAULT_LIMIT) return null;
+  if (values.includes(DEFAULT_LIMIT)) throw new CliError(`--rate-limit ${DEFAULT_LIMIT} cannot be given with a policy`);
+  return formatPolicies(parsedOption(() => parsePolicies('--rate-limit', values)));
+}
+
+/** `--rate-limit default`: the key follows the deployment's policies (PETSTORE_RATE_LIMIT). */
+const DEFAULT_LIMIT = 'default';
+
+/** Collects a repeatable option's values, in order. */
+const repeated = (value: string, previous: string[] = []): string[] => [...previous, value];
+
 /** Builds the `petstore-orders` command tree. */
 function buildProgram(io: CliIO): Command {
   const program = new Command('petstore-orders')
@@ -90,6 +104,7 @@ function buildProgram(io: CliIO): Command {
         metricsToken: cfg.metricsToken,
         feed: cfg.feed,
         admission: cfg.admission,
+        rateLimit: cfg.rateLimit,
       });
       closeOnSignals(server, logger, cfg.shutdownTimeoutMs);
       logger.info({ url: server.url, db: storeLocation(cfg), v8Flags: SERVE_V8_FLAGS }, 'listening');
@@ -107,15 +122,21 @@ function buildProgram(io: CliIO): Command {
     .option('--scopes <list>', `what the key may do, comma-separated (default: ${DEFAULT_SCOPES.join(',')})`)
     .option('--expires-in <duration>', 'the key stops working this long from now: a whole number with s, m, h or d (90d)')
     .option('--expires-at <date-time>', 'the key stops working at this RFC 3339 date-time')
-    .action(async (options: { name: string; scopes?: string } & ExpiryOptions) => {
+    .option(
+      '--rate-limit <policy>',
+      'at most N requests per s, min, h or day (600/min), repeatable: every policy applies; none: no limit (default: $PETSTORE_RATE_LIMIT)',
+      repeated,
+    )
+    .action(async (options: { name: string; scopes?: string; rateLimit?: string[] } & ExpiryOptions) => {
       const problem = keyNameProblem(options.name);
       if (problem) throw new CliError(problem);
       const expiresAt = parsedOption(() => expiryOf(options, new Date()));
       const scopes = options.scopes === undefined ? DEFAULT_SCOPES : scopesOption(options.scopes);
+      const rateLimit = options.rateLimit === undefined ? null : rateLimitOption(options.rateLimit);
       const key = generateKey();
       await withStore(config(), async (store) => {
         try {
-          await store.createKey(options.name, hashKey(key), { expiresAt, scopes });
+          await store.createKey(options.name, hashKey(key), { expiresAt, scopes, rateLimit });
         } catch (err) {
           if (err instanceof DuplicateKeyNameError) throw new CliError(`--name: ${err.message}`);
           throw err;
@@ -133,24 +154,31 @@ function buildProgram(io: CliIO): Command {
     });
   keys
     .command('update')
-    .description("change a key's scopes or expiry; the change holds from the key's next request, in every instance")
+    .description("change a key's scopes, expiry or rate limit; the change holds from the key's next request, in every instance")
     .argument('<name>', 'name of the key')
     .option('--scopes <list>', 'what the key may do from now on, comma-separated: all of it')
     .option('--expires-in <duration>', 'the key stops working this long from now: a whole number with s, m, h or d (90d)')
     .option('--expires-at <date-time>', 'the key stops working at this RFC 3339 date-time')
     .option('--no-expiry', 'the key never expires')
-    .action(async (name: string, options: { expiry?: boolean; scopes?: string } & ExpiryOptions) => {
+    .option(
+      '--rate-limit <policy>',
+      "the key's policies from now on, all of them (600/min), repeatable; none: no limit; default: $PETSTORE_RATE_LIMIT",
+      repeated,
+    )
+    .action(async (name: string, options: { expiry?: boolean; scopes?: string; rateLimit?: string[] } & ExpiryOptions) => {
       // commander gives `--no-expiry` as `expiry: false`.
       const expiresAt = parsedOption(() => expiryOf({ ...options, noExpiry: options.expiry === false }, new Date()));
       const scopes = options.scopes === undefined ? undefined : scopesOption(options.scopes);
-      if (expiresAt === undefined && scopes === undefined) {
-        throw new CliError('nothing to change: give --scopes, --expires-in, --expires-at or --no-expiry');
+      const rateLimit = options.rateLimit === undefined ? undefined : rateLimitOption(options.rateLimit);
+      if (expiresAt === undefined && scopes === undefined && rateLimit === undefined) {
+        throw new CliError('nothing to change: give --scopes, --expires-in, --expires-at, --no-expiry or --rate-limit');
       }
-      const updated = await withStore(config(), (store) => store.updateKey(name, { expiresAt, scopes }));
+      const updated = await withStore(config(), (store) => store.updateKey(name, { expiresAt, scopes, rateLimit }));
       if (!updated) throw new CliError(`NAME: no active key is named "${name}"`);
       const changed = [
         scopes === undefined ? undefined : `scopes ${scopes.join(',')}`,
         expiresAt === undefined ? undefined : expiresAt === null ? 'no expiry' : `expires at ${expiresAt}`,
+        rateLimit === undefined ? undefined : `rate limit ${rateLimit ?? DEFAULT_LIMIT}`,
       ].filter((part) => part !== undefined);
       await io.stdout(`updated ${name}: ${changed.join('; ')}\n`);
     });
@@ -175,13 +203,16 @@ function buildProgram(io: CliIO): Command {
     });
   keys
     .command('list')
-    .description('list key names with their scopes and their creation, expiry and revocation dates (never the keys)')
+    .description('list key names with their scopes, rate limits, and creation, expiry and revocation dates (never the keys)')
     .action(async () => {
       const rows = await withStore(config(), (store) => store.listKeys());
       await io.stdout(
         [
-          'NAME\tSCOPES\tCREATED\tEXPIRES\tREVOKED',
-          ...rows.map((k) => `${k.name}\t${k.scopes.join(',')}\t${k.createdAt}\t${k.expiresAt ?? '-'}\t${k.revokedAt ?? '-'}`),
+          'NAME\tSCOPES\tRATE LIMIT\tCREATED\tEXPIRES\tREVOKED',
+          ...rows.map(
+            (k) =>
+              `${k.name}\t${k.scopes.join(',')}\t${k.rateLimit ?? DEFAULT_LIMIT}\t${k.createdAt}\t${k.expiresAt ?? '-'}\t${k.revokedAt ?? '-'}`,
+          ),
         ].join('\n') + '\n',
       );
     });

@@ -3,16 +3,18 @@ import type { OpenAPIV3 } from 'openapi-types';
 import { undeclaredQueryPolicy } from '../contract/document';
 import { assertStatusesDeclared } from '../contract/framework-statuses';
 import type { ApiVersion } from '../contract/types';
-import { assertScopesDeclared, operationScopes } from '../contract/scopes';
-import { bearerCheck, missingScopes } from '../keys';
+import { assertScopesDeclared } from '../contract/scopes';
+import { bearerCheck } from '../keys';
 import type { Logger } from '../logger';
 import type { AuthRefusalReason } from '../metrics';
 import { andThen, type MaybePromise } from '../maybe-promise';
 import { createOpenApi, type Operation } from '../openapi';
+import type { Policy } from '../rate-policy';
 import type { Store } from '../store';
 import { createErrorReplies } from './error-reply';
 import type { EventFeed } from '../feed/event-feed';
 import { isExpensive, type Admission } from './admission';
+import { createAuthorization } from './authorize';
 import { bindHandlers, type BoundHandler } from './binding';
 import type { HandlerDefinitions, OperationHandlers } from './define-handler';
 import type { Reply } from './reply';
@@ -48,7 +50,9 @@ export interface DispatcherOptions<V extends ApiVersion> {
   onViolation?: (operationId: string, version: ApiVersion) => void;
   /** Called for every request to an operation the document marks deprecated. */
   onDeprecatedCall?: (operationId: string, version: ApiVersion) => void;
-  /** Called for every request refused for its key's sake: the key expired, was revoked, or lacks the operation's scope. */
+  /** The rate-limit policies of every key without its own (PETSTORE_RATE_LIMIT); none when absent. */
+  rateLimit?: readonly Policy[] | undefined;
+  /** Called for every request refused for its key's sake: the key expired, was revoked, lacks the operation's scope, or spent its limit. */
   onKeyRefused?: (reason: AuthRefusalReason) => void;
 }
 
@@ -75,7 +79,7 @@ export type Dispatch = (request: RoutedRequest, res: ServerResponse) => MaybePro
  *   match          the operation, by method and path; a miss is a 404 or a 405    (openapi/)
  *   read body      a declared body, parsed: 415, 400                              (request-check.ts)
  *   authenticate   the operation's security requirements: 401                     (security.ts)
- *   authorize      the key holds the operation's scopes (its x-scopes): 401      (error-reply.ts)
+ *   authorize      the key's scopes (x-scopes): 401; then its rate limit: 503      (authorize.ts)
  *   validate       parameters and body against the document, inputs converted: 400 (request-check.ts)
  *   admit          a list or a page waits for its turn, or is shed: 503           (admission.ts)
  *   handle         the operation's handler, given its typed inputs                (binding.ts)
@@ -102,7 +106,13 @@ export async function createDispatcher<V extends ApiVersion>(options: Dispatcher
   });
   assertStatusesDeclared(document, `the ${version} document`);
   assertScopesDeclared(document, `the ${version} document`);
-  const scopes = operationScopes(document);
+  const authorize = createAuthorization({
+    document,
+    store,
+    defaultPolicies: options.rateLimit ?? [],
+    errors,
+    onKeyRefused: options.onKeyRefused,
+  });
   if (mocked.length > 0)
     logger.warn({ apiVersion: version, operations: mocked }, 'operations answer mocks from the document until their handlers are written');
   const replies = createReplyCheck({
@@ -129,25 +139,32 @@ export async function createDispatcher<V extends ApiVersion>(options: Dispatcher
         return errors.unauthorized(context, refusal);
       }
       if (security.keyName !== undefined) context.key = { name: security.keyName };
-      const required = scopes.get(operation.operationId);
-      if (required !== undefined) {
-        const missing = missingScopes(required, security.scopes);
-        if (missing.length > 0) {
-          options.onKeyRefused?.('scope');
-          return errors.insufficientScope(required, missing);
-        }
-      }
-      const handler = handlers.get(operation.operationId);
-      if (handler === undefined) throw new Error(`no handler is registered for ${operation.operationId}`);
-      const raw = { method, path: request.path, query: request.query, headers: request.headers, body };
-      const inputs = requests.inputs(operation, raw, security.keyName);
-      const admitted = expensive.has(operation) ? options.admission.admit(operation, res) : undefined;
-      if (admitted === undefined) return handle(context, handler, inputs);
-      return admitted.then(
-        () => handle(context, handler, inputs),
-        (err: unknown) => errors.thrown(err, context),
-      );
+      const refused = authorize(operation, security);
+      if (refused === undefined) return proceed(operation, request, method, res, body, security.keyName);
+      return andThen(refused, (refusal) => refusal ?? proceed(operation, request, method, res, body, security.keyName));
     });
+  };
+
+  /** Validate, admit, handle: the reply of a request that passed its key, scope and limit. */
+  const proceed = (
+    operation: Operation,
+    request: RoutedRequest,
+    method: string,
+    res: ServerResponse,
+    body: unknown,
+    keyName: string | undefined,
+  ): MaybePromise<Reply> => {
+    const { context } = request;
+    const handler = handlers.get(operation.operationId);
+    if (handler === undefined) throw new Error(`no handler is registered for ${operation.operationId}`);
+    const raw = { method, path: request.path, query: request.query, headers: request.headers, body };
+    const inputs = requests.inputs(operation, raw, keyName);
+    const admitted = expensive.has(operation) ? options.admission.admit(operation, res) : undefined;
+    if (admitted === undefined) return handle(context, handler, inputs);
+    return admitted.then(
+      () => handle(context, handler, inputs),
+      (err: unknown) => errors.thrown(err, context),
+    );
   };
 
   /**

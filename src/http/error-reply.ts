@@ -71,6 +71,11 @@ export interface ErrorReplies {
    * 401, the status v1 and v2 give a refused key, with a message that names the missing scopes.
    */
   insufficientScope(required: readonly string[], missing: readonly string[]): Reply;
+  /**
+   * The refusal of a request whose key has spent its rate limit, to be retried after `retryAfter`
+   * seconds: a 503 with `Retry-After`, the status v1 and v2 give a request the service cannot take now.
+   */
+  rateLimited(retryAfter: number): Reply;
   /** The reply to a request no operation matches: 404, or 405 with the path's methods when only the method is wrong. */
   miss(path: string): Reply;
   /** The 500 sent in place of a reply the contract refused. */
@@ -118,6 +123,8 @@ export function createErrorReplies(
       }
       return reply;
     },
+    rateLimited: (retryAfter) =>
+      errorReply(new ApiError('service_unavailable', "The API key's rate limit has been reached", { 'Retry-After': String(retryAfter) })),
     miss: (path) => {
       const allow = allowed(methodsAt(path)).join(', ');
       if (allow === '') return NOT_FOUND;

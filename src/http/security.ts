@@ -16,6 +16,8 @@ export interface Security {
   readonly keyName: string | undefined;
   /** That key's scopes (none when no key authenticated the request). */
   readonly scopes: ReadonlySet<string>;
+  /** That key's rate-limit policies as stored; null for the deployment's, or when no key authenticated the request. */
+  readonly rateLimit: string | null;
   /** Why the request was refused: no credential, a refused one, or the store's failure. */
   readonly refusal: KeyRefusal | Error | undefined;
 }
@@ -86,13 +88,14 @@ function verdict(required: Requirements, results: ReadonlyMap<string, SchemeResu
   for (let i = 0; !authorized && i < required.allOf.length; i += 1) authorized = allPassed(required.allOf[i] ?? [], results);
   let keyName: string | undefined;
   let scopes: ReadonlySet<string> = NO_SCOPES;
+  let rateLimit: string | null = null;
   let refusal: Security['refusal'];
   for (const result of results.values()) {
     if (result === undefined) continue;
     if ('keyName' in result) {
-      if (keyName === undefined) ({ keyName, scopes } = result);
+      if (keyName === undefined) ({ keyName, scopes, rateLimit } = result);
     } else if (refusal === undefined || result.error instanceof Error || (refusal === 'missing' && result.error !== 'missing'))
       refusal = result.error;
   }
-  return { authorized, keyName, scopes, refusal };
+  return { authorized, keyName, scopes, rateLimit, refusal };
 }

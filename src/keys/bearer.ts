@@ -9,12 +9,17 @@ import { scopeSet } from './scopes';
  */
 export type KeyRefusal = 'missing' | 'invalid' | 'expired' | 'revoked';
 
-/** What a bearer credential turned out to be: the active key it is (its name and scopes), or why it is none. */
-export type BearerResult = { keyName: string; scopes: ReadonlySet<string> } | { error: KeyRefusal | Error };
+/**
+ * What a bearer credential turned out to be: the active key it is (its name, its scopes, and its
+ * rate-limit policies as stored, null for the deployment's), or why it is none.
+ */
+export type BearerResult = { keyName: string; scopes: ReadonlySet<string>; rateLimit: string | null } | { error: KeyRefusal | Error };
 
 const found = (match: KeyMatch | null): BearerResult => {
   if (match === null) return { error: 'invalid' };
-  return match.state === 'active' ? { keyName: match.name, scopes: scopeSet(match.scopes) } : { error: match.state };
+  return match.state === 'active'
+    ? { keyName: match.name, scopes: scopeSet(match.scopes), rateLimit: match.rateLimit }
+    : { error: match.state };
 };
 const failed = (err: unknown): BearerResult => ({ error: err instanceof Error ? err : new Error(String(err)) });
 

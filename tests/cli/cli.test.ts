@@ -67,9 +67,9 @@ describe('keys', () => {
     expect(revoke.status).toBe(0);
     expect(list.status).toBe(0);
     const lines = list.stdout.trim().split('\n');
-    expect(lines[0]).toBe('NAME\tSCOPES\tCREATED\tEXPIRES\tREVOKED');
-    expect(lines[1]).toMatch(/^ci\torders:read,orders:cancel\t\d{4}-\d\d-\d\dT[^\t]+\t-\t\d{4}-\d\d-\d\dT/);
-    expect(lines[2]).toMatch(/^ops\torders:read,orders:cancel\t\d{4}-\d\d-\d\dT[^\t]+\t-\t-$/);
+    expect(lines[0]).toBe('NAME\tSCOPES\tRATE LIMIT\tCREATED\tEXPIRES\tREVOKED');
+    expect(lines[1]).toMatch(/^ci\torders:read,orders:cancel\tdefault\t\d{4}-\d\d-\d\dT[^\t]+\t-\t\d{4}-\d\d-\d\dT/);
+    expect(lines[2]).toMatch(/^ops\torders:read,orders:cancel\tdefault\t\d{4}-\d\d-\d\dT[^\t]+\t-\t-$/);
     expect(list.stdout).not.toContain(key);
   });
 
@@ -84,7 +84,7 @@ describe('keys', () => {
           .split('\n')
           .slice(1)
           .map((line) => line.split('\t'))
-          .map(([name, , , expires]) => [name, expires]),
+          .map(([name, , , , expires]) => [name, expires]),
       );
 
     const made = expiries();
@@ -98,6 +98,29 @@ describe('keys', () => {
     expect(update.stdout).toBe('updated short: no expiry\n');
     expect(cli(['--db', db, 'keys', 'update', 'dated', '--expires-at', '2998-06-01T00:00:00Z']).status).toBe(0);
     expect(expiries()).toEqual({ short: '-', dated: '2998-06-01T00:00:00.000Z' });
+  });
+
+  test("a key made with rate limits shows them, and update replaces them, removes them, or gives it the deployment's", () => {
+    expect(cli(['--db', db, 'keys', 'create', '--name', 'partner', '--rate-limit', '600/min', '--rate-limit', '100000/day']).status).toBe(
+      0,
+    );
+    expect(cli(['--db', db, 'keys', 'create', '--name', 'batch', '--rate-limit', 'none']).status).toBe(0);
+    const limits = () =>
+      Object.fromEntries(
+        cli(['--db', db, 'keys', 'list'])
+          .stdout.trim()
+          .split('\n')
+          .slice(1)
+          .map((line) => line.split('\t'))
+          .map(([name, , limit]) => [name, limit]),
+      );
+    expect(limits()).toEqual({ partner: '600/min,100000/day', batch: 'none' });
+
+    const update = cli(['--db', db, 'keys', 'update', 'partner', '--rate-limit', '10/s']);
+    expect(update.status).toBe(0);
+    expect(update.stdout).toBe('updated partner: rate limit 10/s\n');
+    expect(cli(['--db', db, 'keys', 'update', 'batch', '--rate-limit', 'default']).stdout).toBe('updated batch: rate limit default\n');
+    expect(limits()).toEqual({ partner: '10/s', batch: 'default' });
   });
 
   test('a key made with scopes shows them, and update replaces them', () => {
@@ -140,7 +163,16 @@ describe('keys', () => {
     ],
     [['update', 'existing', '--expires-in', '1y'], '--expires-in must be a whole number of at least 1 with s, m, h or d (90d), got "1y"'],
     [['update', 'existing', '--no-expiry', '--expires-in', '1d'], '--expires-in and --no-expiry cannot be given together'],
-    [['update', 'existing'], 'nothing to change: give --scopes, --expires-in, --expires-at or --no-expiry'],
+    [['update', 'existing'], 'nothing to change: give --scopes, --expires-in, --expires-at, --no-expiry or --rate-limit'],
+    [
+      ['create', '--name', 'k', '--rate-limit', '600/minute'],
+      '--rate-limit must be N/UNIT, a whole number of at least 1 per s, min, h, day (600/min), or none, got "600/minute"',
+    ],
+    [['create', '--name', 'k', '--rate-limit', '0/s'], '--rate-limit must be N/UNIT, a whole number of at least 1'],
+    [['create', '--name', 'k', '--rate-limit', '5/s', '--rate-limit', '9/s'], '--rate-limit gives two policies per s, got "9/s"'],
+    [['update', 'existing', '--rate-limit', 'none', '--rate-limit', '5/s'], '--rate-limit none cannot be given with a policy'],
+    [['update', 'existing', '--rate-limit', 'default', '--rate-limit', '5/s'], '--rate-limit default cannot be given with a policy'],
+    [['update', 'nobody', '--rate-limit', '5/s'], 'NAME: no active key is named "nobody"'],
     [
       ['create', '--name', 'k', '--scopes', 'orders:read,orders:delete'],
       '--scopes: unknown scope "orders:delete"; the scopes are orders:read, orders:cancel',
@@ -432,7 +464,7 @@ describe('serve', () => {
     await server.exited;
 
     expect(server.stdout()).not.toContain('pso_');
-    expect(cli(['--db', db, 'keys', 'list']).stdout).toBe('NAME\tSCOPES\tCREATED\tEXPIRES\tREVOKED\n');
+    expect(cli(['--db', db, 'keys', 'list']).stdout).toBe('NAME\tSCOPES\tRATE LIMIT\tCREATED\tEXPIRES\tREVOKED\n');
     expect(rowsOf(db)).toEqual([]);
   });
 });
