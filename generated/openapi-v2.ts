@@ -264,7 +264,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The service cannot answer right now (the order store cannot be reached, the server is too busy to start the request in time, or too many requests are waiting for events). Retry later, after `Retry-After` seconds when the response has that header. A request refused because the server was busy changed nothing; a request the server has started is never cut short for being busy. */
+        /** @description The service cannot answer right now (the order store cannot be reached, the server is too busy to start the request in time, too many requests are waiting for events, or the API key has spent its rate limit). Retry later, after `Retry-After` seconds when the response has that header. A request refused because the server was busy changed nothing; a request the server has started is never cut short for being busy. */
         ServiceUnavailable: {
             headers: {
                 /**

@@ -217,7 +217,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The service cannot answer right now (the order store cannot be reached, or the server is too busy to start the request in time). Retry later, after `Retry-After` seconds when the response has that header. A request refused because the server was busy changed nothing; a request the server has started is never cut short for being busy. */
+        /** @description The service cannot answer right now (the order store cannot be reached, the server is too busy to start the request in time, or the API key has spent its rate limit). Retry later, after `Retry-After` seconds when the response has that header. A request refused because the server was busy changed nothing; a request the server has started is never cut short for being busy. */
         ServiceUnavailable: {
             headers: {
                 [name: string]: unknown;

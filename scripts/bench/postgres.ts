@@ -12,6 +12,9 @@ const ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:543
 interface Context {
   cli: string;
   key: string;
+  /** A key whose policy is never spent in a run, and that policy. */
+  limitedKey: string;
+  limitedPolicy: string;
   seconds: number;
   rounds: number;
   orders: (count: number) => Iterable<ImportRecord>;
@@ -84,6 +87,7 @@ export async function postgresRuns(ctx: Context): Promise<string[]> {
     const store = await openPostgresStore(url);
     await store.importOrders(ctx.orders(count));
     await store.createKey('bench', hashKey(ctx.key));
+    await store.createKey('bench-limited', hashKey(ctx.limitedKey), { rateLimit: ctx.limitedPolicy });
     await store.close();
   };
   return withScratchDatabases(async (create) => {
@@ -125,6 +129,15 @@ export async function postgresRuns(ctx: Context): Promise<string[]> {
         fresh: false,
       },
       {
+        name: 'getOrderById, one order, key with a rate limit (c=32)',
+        method: 'GET' as const,
+        path: () => '/v2/store/orders/500',
+        connections: 32,
+        expect: 200,
+        fresh: false,
+        headers: { Authorization: `Bearer ${ctx.limitedKey}` },
+      },
+      {
         name: 'cancelOrder, unknown id: 404 (c=32)',
         method: 'DELETE' as const,
         path: () => '/v1/store/orders/987654321',
@@ -147,7 +160,7 @@ export async function postgresRuns(ctx: Context): Promise<string[]> {
         // One instance with all the connections, then two instances with half each, at once.
         const one = await start(database);
         try {
-          record(scenario.name, await throughput({ url: one.url, ...scenario, headers: auth, seconds: ctx.seconds }));
+          record(scenario.name, await throughput({ url: one.url, ...scenario, headers: scenario.headers ?? auth, seconds: ctx.seconds }));
         } finally {
           await one.stop();
         }
@@ -162,7 +175,7 @@ export async function postgresRuns(ctx: Context): Promise<string[]> {
                 // Interleaved ids, so the two instances never cancel the same order.
                 path: (n: number) => scenario.path(n * 2 + i),
                 connections: scenario.connections / 2,
-                headers: auth,
+                headers: scenario.headers ?? auth,
                 seconds: ctx.seconds,
               }),
             ),

@@ -29,6 +29,11 @@ const KINDS: Kind[] = ['petstore', 'express', 'fastify', 'node:http'];
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'petstore-bench-'));
 const key = generateKey();
 const auth = { Authorization: `Bearer ${key}` };
+/** A key with a rate-limit policy it never reaches in a run: what every request of such a key costs. */
+const limitedKey = generateKey();
+const limitedAuth = { Authorization: `Bearer ${limitedKey}` };
+/** The policy of limitedKey: the largest quota a policy takes. */
+const NEVER_SPENT = '999999999/day';
 
 function* orders(count: number, from = 1): Generator<ImportRecord> {
   for (let i = 0; i < count; i += 1) {
@@ -43,6 +48,7 @@ async function template(name: string, count: number): Promise<string> {
   const store = openSqliteStore(file);
   await store.importOrders(orders(count));
   await store.createKey('bench', hashKey(key));
+  await store.createKey('bench-limited', hashKey(limitedKey), { rateLimit: NEVER_SPENT });
   await store.close();
   return file;
 }
@@ -126,6 +132,15 @@ async function main(): Promise<void> {
       method: 'GET',
       path: '/v2/store/orders/500',
       headers: auth,
+      connections: 32,
+      expect: 200,
+    },
+    {
+      name: 'getOrderById, one order, key with a rate limit (c=32)',
+      db: small,
+      method: 'GET',
+      path: '/v2/store/orders/500',
+      headers: limitedAuth,
       connections: 32,
       expect: 200,
     },
@@ -218,7 +233,17 @@ async function main(): Promise<void> {
     };
     lines.push(
       '',
-      ...(await postgresRuns({ cli: CLI, key, seconds: SECONDS, rounds: ROUNDS, orders, sqlite, nextPort: () => nextPort++ })),
+      ...(await postgresRuns({
+        cli: CLI,
+        key,
+        limitedKey,
+        limitedPolicy: NEVER_SPENT,
+        seconds: SECONDS,
+        rounds: ROUNDS,
+        orders,
+        sqlite,
+        nextPort: () => nextPort++,
+      })),
     );
   }
   if (ONLY !== undefined) {
