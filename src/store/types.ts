@@ -251,8 +251,8 @@ export interface Store {
   /**
    * Counts one request of the named key in the current window of each unit, by the store's clock,
    * if no quota of `quotas` (requests per window, by unit) is spent; a refused request is not
-   * counted. Exact across every instance on the store: one statement, atomic. At once from a store
-   * that answers in-process.
+   * counted. Exact across every instance on the store: one statement per request, atomic (SQLite
+   * runs the requests that arrive together in one transaction, one commit for all of them).
    */
   countRequest(keyName: string, quotas: Partial<Record<RateUnit, number>>): MaybePromise<RateCount>;
   /** Resolves when the store answers a trivial query. */

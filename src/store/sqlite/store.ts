@@ -41,6 +41,12 @@ import { EVENTS_SQL, LIST_ALL_SQL, PUBLISHING_SQL, SQL, listFor } from './rows';
 import { GroupCommit } from './group-commit';
 import { ReaderPool } from './snapshots';
 
+/** One request to count against its key's quotas. */
+interface CountRequest {
+  readonly keyName: string;
+  readonly quotas: Partial<Record<RateUnit, number>>;
+}
+
 /** Options for the SQLite store. */
 export interface SqliteStoreOptions {
   /** How long a write waits for another writer's lock before the store reports itself unavailable. */
@@ -140,7 +146,9 @@ class SqliteStore implements Store {
   private readonly busyTimeoutMs: number;
   /** Who hears of events: this process's commits at once, other processes' by a poll of the feed's head. */
   private readonly signals: EventSignals;
-  /** The rate-limit count's connection and statements, once a key with a policy has been counted (usage()). */
+  /** Requests of keys with rate limits arriving together are counted in one transaction, and so one commit. */
+  private readonly counts: GroupCommit<CountRequest, RateCount>;
+  /** The rate-limit count's connection and statements, once a key with a policy has been counted (openCounter()). */
   private counter:
     | {
         db: Database.Database;
@@ -204,6 +212,7 @@ class SqliteStore implements Store {
       if (outcomes.includes('cancelled')) this.statements.bump.run();
       return outcomes;
     });
+    this.counts = new GroupCommit((requests, since) => this.countBatch(requests, since));
     this.cancels = new GroupCommit(async (ids, since) => {
       const outcomes = await this.writeWhenFree(() => cancelAll.immediate(ids), since);
       const cancelled = outcomes.filter((outcome) => outcome === 'cancelled').length;
@@ -262,12 +271,22 @@ class SqliteStore implements Store {
    * with it; so the lock is asked for without waiting, and asked again after a pause that lets
    * the event loop run, until it is free or the time is up (then StoreBusyError, a 503).
    */
-  private async writeWhenFree<T>(operation: () => T, since = performance.now()): Promise<T> {
+  private writeWhenFree<T>(operation: () => T, since = performance.now()): Promise<T> {
+    return this.whenFree((retried) => this.write(() => this.withoutBusyWait(operation), { retried }), since);
+  }
+
+  /**
+   * Takes `attempt` (which must fail at once with StoreBusyError while another connection holds
+   * the lock it needs) again and again, after pauses that let the event loop run, until it
+   * succeeds or the busy timeout, counted from `since`, is up. `attempt` is told whether it will
+   * be retried.
+   */
+  private async whenFree<T>(attempt: (retried: boolean) => T, since: number): Promise<T> {
     const deadline = since + this.busyTimeoutMs;
     for (let pause = 1; ; pause = Math.min(pause * 2, MAX_LOCK_PAUSE_MS)) {
       const left = deadline - performance.now();
       try {
-        return this.write(() => this.withoutBusyWait(operation), { retried: left > 0 });
+        return attempt(left > 0);
       } catch (err) {
         if (!(err instanceof StoreBusyError) || left <= 0) throw err;
       }
@@ -462,38 +481,48 @@ class SqliteStore implements Store {
     }
   }
 
-  countRequest(keyName: string, quotas: Partial<Record<RateUnit, number>>): RateCount {
-    return this.guard(() => {
-      const { count, read } = this.usage();
-      const counted = count.get(...rateCountValues(keyName, quotas));
-      if (counted !== undefined) return { admitted: true, windows: rateWindowsOf(counted) };
-      const row = read.get(keyName);
-      if (row === undefined) throw new StoreInvariantError(`the count of key "${keyName}" refused a request but has no row`);
-      return { admitted: false, windows: rateWindowsOf(row) };
-    });
+  countRequest(keyName: string, quotas: Partial<Record<RateUnit, number>>): Promise<RateCount> {
+    return this.counts.submit({ keyName, quotas });
   }
 
   /**
-   * The rate-limit count's statements, on a connection of their own, opened on first use: its
-   * commits are not synced to disk (synchronous = NORMAL, in WAL mode), so a counted request costs
-   * a write to the log, not an fsync. A crash of the process loses nothing; a power cut may lose
-   * the last counts, and so admit up to a window's quota again.
+   * Counts a batch of requests in one transaction of the counting connection: each request's
+   * statement checks and counts in turn, so the batch is as exact as one statement each. The
+   * transaction's COMMIT runs the log's automatic checkpoint (a write statement's own commit would
+   * not when better-sqlite3's get() ends it by a reset, and the log would grow without bound).
    */
-  private usage(): {
-    count: Database.Statement<unknown[], Record<string, unknown>>;
-    read: Database.Statement<[string], Record<string, unknown>>;
-  } {
-    if (this.counter === undefined) {
-      const db = new Database(this.file.path, { timeout: this.busyTimeoutMs });
-      db.pragma('journal_mode = WAL');
-      db.pragma('synchronous = NORMAL');
-      const { count, read } = rateSql(sqliteDialect.clock);
-      this.counter = {
-        db,
-        count: db.prepare<unknown[], Record<string, unknown>>(sqlitePlaceholders(count)),
-        read: db.prepare<[string], Record<string, unknown>>(sqlitePlaceholders(read)),
-      };
-    }
+  private countBatch(requests: readonly CountRequest[], since: number): Promise<RateCount[]> {
+    const { db, count, read } = this.counter ?? this.openCounter();
+    const countAll = db.transaction((batch: readonly CountRequest[]) =>
+      batch.map(({ keyName, quotas }) => {
+        const counted = count.get(...rateCountValues(keyName, quotas));
+        if (counted !== undefined) return { admitted: true, windows: rateWindowsOf(counted) };
+        const row = read.get(keyName);
+        if (row === undefined) throw new StoreInvariantError(`the count of key "${keyName}" refused a request but has no row`);
+        return { admitted: false, windows: rateWindowsOf(row) };
+      }),
+    );
+    return this.whenFree(() => this.guard(() => countAll.immediate(requests)), since);
+  }
+
+  /**
+   * The rate-limit count's own connection, opened on first use. Its commits are not synced to disk
+   * (synchronous = NORMAL, in WAL mode): a counted batch costs a write to the log, not an fsync. A
+   * crash of the process loses nothing; a power cut may lose the last counts, and so admit up to a
+   * window's quota again. It never waits for a lock by sleeping (busy_timeout = 0): a batch asks
+   * again after a pause that lets the event loop run (whenFree).
+   */
+  private openCounter(): NonNullable<SqliteStore['counter']> {
+    const db = new Database(this.file.path);
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.pragma('busy_timeout = 0');
+    const { count, read } = rateSql(sqliteDialect.clock);
+    this.counter = {
+      db,
+      count: db.prepare<unknown[], Record<string, unknown>>(sqlitePlaceholders(count)),
+      read: db.prepare<[string], Record<string, unknown>>(sqlitePlaceholders(read)),
+    };
     return this.counter;
   }
 

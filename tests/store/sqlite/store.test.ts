@@ -183,3 +183,18 @@ test('the key check finds a key through the index of each of its secrets, never 
     db.close();
   }
 });
+
+test('counting requests keeps the write-ahead log bounded: their commits run its checkpoint', async () => {
+  const file = path.join(tmp.dir, 'counted.db');
+  const store = openSqliteStore(file);
+  try {
+    // Each count awaited alone is a transaction of its own: 3,000 commits, three times the
+    // 1,000 pages after which SQLite checkpoints and starts the log again.
+    for (let i = 0; i < 3000; i += 1) expect((await store.countRequest('busy', { day: 1_000_000 })).admitted).toBe(true);
+
+    expect(fs.statSync(`${file}-wal`).size).toBeLessThan(1100 * 4120);
+    expect((await store.countRequest('busy', { day: 1_000_000 })).windows.day.used).toBe(3001);
+  } finally {
+    await store.close();
+  }
+});
