@@ -82,7 +82,7 @@ export const PG_TYPES = {
  */
 export async function openPostgresStore(url: string, options: PostgresStoreOptions = {}): Promise<Store> {
   const logger = options.logger ?? silentLogger;
-  const pool = new pg.Pool({
+  const poolOptions: pg.PoolConfig = {
     connectionString: url,
     max: options.poolSize ?? 10,
     statement_timeout: options.statementTimeoutMs ?? 5000,
@@ -90,7 +90,8 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     idleTimeoutMillis: 30_000,
     application_name: 'petstore-orders',
     types: PG_TYPES,
-  });
+  };
+  const pool = new pg.Pool(poolOptions);
   // An idle connection that the server drops (a restart, pg_terminate_backend) emits here; the
   // pool discards it and makes a new one on demand. Without a listener it would crash the process.
   pool.on('error', (err) => logger.warn({ err }, 'a database connection was lost; it will be replaced'));
@@ -105,8 +106,11 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     await pool.end().catch(() => undefined);
     throw translate(err);
   }
-  return new PostgresStore(pool, url, logger);
+  return new PostgresStore(pool, url, logger, poolOptions);
 }
+
+/** Connections an instance opens for rate-limit counts, beside its pool, once a key with a policy is used. */
+const COUNTER_CONNECTIONS = 4;
 
 /** A row of EVENTS_SQL.read: the prune's mark, then an event, or nulls when there is none. */
 type ReadRow = [prunedTx: string, prunedSeq: number, heldBack: boolean, ...(EventRow | NoEvent)];
@@ -118,10 +122,15 @@ class PostgresStore implements Store {
   /** Whether a NOTIFY is being sent, and whether another commit came since it was asked for. */
   private notifying: 'idle' | 'sending' | 'again' = 'idle';
 
+  /** The rate-limit count's connections, once a key with a policy has been counted (openCounter()). */
+  private counter: pg.Pool | undefined;
+
   constructor(
     private readonly pool: pg.Pool,
     url: string,
     private readonly logger: Logger,
+    /** How the pool was made, for the count's own connections. */
+    private readonly poolOptions: pg.PoolConfig,
   ) {
     this.signals = new EventSignals((changed) => listenForEvents(url, logger, changed, () => this.eventHead()));
   }
@@ -384,11 +393,25 @@ class PostgresStore implements Store {
   }
 
   async countRequest(keyName: string, quotas: Partial<Record<RateUnit, number>>): Promise<RateCount> {
-    const counted = (await this.query(RATE.count, rateCountValues(keyName, quotas))).rows[0];
+    const counter = (this.counter ??= this.openCounter());
+    const counted = (await guard(() => counter.query<Record<string, unknown>>(RATE.count, rateCountValues(keyName, quotas)))).rows[0];
     if (counted !== undefined) return { admitted: true, windows: rateWindowsOf(counted) };
-    const row = (await this.query(RATE.read, [keyName])).rows[0];
+    const row = (await guard(() => counter.query<Record<string, unknown>>(RATE.read, [keyName]))).rows[0];
     if (row === undefined) throw new StoreInvariantError(`the count of key "${keyName}" refused a request but has no row`);
     return { admitted: false, windows: rateWindowsOf(row) };
+  }
+
+  /**
+   * The rate-limit count's own few connections, opened once a key with a policy is first counted.
+   * Their commits do not wait for the log to reach the disk (synchronous_commit = off): a counted
+   * request costs a commit, not a flush. The count is as exact (each upsert holds the key's row
+   * until it commits); a crash of the database may lose the last counts (those of its last fraction
+   * of a second), and so admit them again.
+   */
+  private openCounter(): pg.Pool {
+    const pool = new pg.Pool({ ...this.poolOptions, max: COUNTER_CONNECTIONS, options: '-c synchronous_commit=off' });
+    pool.on('error', (err) => this.logger.warn({ err }, 'a database connection was lost; it will be replaced'));
+    return pool;
   }
 
   async ping(): Promise<void> {
@@ -397,6 +420,7 @@ class PostgresStore implements Store {
 
   async close(): Promise<void> {
     this.signals.stopWatching();
+    if (this.counter !== undefined && !this.counter.ended) await this.counter.end();
     if (!this.pool.ended) await this.pool.end();
   }
 }
