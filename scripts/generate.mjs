@@ -1,7 +1,7 @@
 // `npm run generate`: the types of every document in spec/documents.json, by openapi-typescript.
 // `--check` writes nothing and fails when a committed file is stale (for `npm run check`).
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,8 +21,30 @@ const generate = (document, out) =>
     stdio: ['ignore', 'ignore', 'inherit'],
   });
 
+/** generated/versions.ts: each version's operations, so that a version listed in spec/documents.json needs no hand edit. */
+const VERSIONS = 'generated/versions.ts';
+const versionsModule = () =>
+  [
+    '// Written by `npm run generate` from spec/documents.json; do not edit.',
+    ...documents.map(({ version, types }) => `import type { operations as ${version} } from './${path.basename(types, '.ts')}';`),
+    '',
+    "/** The operations of each version's document, as openapi-typescript generated them. */",
+    'export interface VersionOperations {',
+    ...documents.map(({ version }) => `  ${version}: ${version};`),
+    '}',
+    '',
+  ].join('\n');
+
 const dir = mkdtempSync(path.join(tmpdir(), 'petstore-generated-'));
 try {
+  const versions = path.join(root, VERSIONS);
+  if (!check) {
+    writeFileSync(versions, versionsModule());
+    process.stdout.write(`spec/documents.json → ${VERSIONS}\n`);
+  } else if (!existsSync(versions) || readFileSync(versions, 'utf8') !== versionsModule()) {
+    process.stderr.write(`${VERSIONS} is stale: spec/documents.json changed. Run \`npm run generate\` and commit the result.\n`);
+    process.exitCode = 1;
+  } else process.stdout.write(`${VERSIONS} matches spec/documents.json\n`);
   for (const { document, types } of documents) {
     if (!check) {
       generate(document, types);

@@ -31,6 +31,7 @@ const { undeclaredScopes } = await loadSource('contract/scopes');
 
 const pending = [];
 for (const document of DOCUMENTS) pending.push(...(await plan(document)));
+pending.push(...(await planVersions()));
 
 if (check) {
   if (pending.length > 0) {
@@ -172,6 +173,27 @@ eachStore((s) => {
     });${unauthorized}
   });
 });
+`;
+}
+
+/** src/handlers/index.ts, every version's handler index, when it does not list exactly the documents' versions. */
+async function planVersions() {
+  const index = 'src/handlers/index.ts';
+  const text = await format(index, versionsModule());
+  const current = existsSync(path.join(root, index)) ? readFileSync(path.join(root, index), 'utf8') : undefined;
+  return current === text ? [] : [{ path: index, text, reason: 'does not list exactly the versions of spec/documents.json' }];
+}
+
+function versionsModule() {
+  return `// Written by \`npm run scaffold\` from spec/documents.json; do not edit. The app serves each version listed here.
+import type { ApiVersion } from '../contract/types';
+import type { HandlerDefinitions } from '../http/define-handler';
+${DOCUMENTS.map(({ version }) => `import { ${version}Handlers } from './${version}';`).join('\n')}
+
+/** The handler modules of each version, in spec/documents.json's order: the app serves each under its prefix. */
+export const versionHandlers = { ${DOCUMENTS.map(({ version }) => `${version}: ${version}Handlers`).join(', ')} } satisfies {
+  [V in ApiVersion]: HandlerDefinitions<V>;
+};
 `;
 }
 

@@ -10,8 +10,7 @@ import { createAdmission } from './http/admission';
 import { createDispatcher, type Dispatch } from './http/dispatcher';
 import { docsRouter } from './http/docs';
 import { EventFeed } from './feed/event-feed';
-import { v1Handlers } from './handlers/v1';
-import { v2Handlers } from './handlers/v2';
+import { versionHandlers } from './handlers';
 import type { HandlerDefinitions, OperationHandlers } from './http/define-handler';
 import { createPipeline } from './http/pipeline';
 import { sendReply } from './http/reply';
@@ -31,12 +30,8 @@ export interface AppDeps {
   modules?: Partial<HandlerDefinitions<'v1'>>;
   /** Replaces individual v1 operation handlers, for tests that need a misbehaving one. */
   handlers?: Partial<OperationHandlers<'v1'>>;
-  /** The same three for v2: its document (default `spec/openapi-v2.yaml`), extra modules, and replaced handlers. */
-  v2?: {
-    document?: OpenAPIV3.Document;
-    modules?: Partial<HandlerDefinitions<'v2'>>;
-    handlers?: Partial<OperationHandlers<'v2'>>;
-  };
+  /** The same three for any version: its document (default: spec/documents.json's), extra modules, and replaced handlers. */
+  versions?: { [V in ApiVersion]?: VersionDeps<V> };
   /** Orders per chunk of the streamed list (default 1000). */
   listChunkItems?: number;
   /** Largest request body accepted, in bytes (default 16 KiB). */
@@ -51,9 +46,27 @@ export interface AppDeps {
   rateLimit?: readonly Policy[];
 }
 
+/** What a test may give one version of the app in place of the project's own. */
+export interface VersionDeps<V extends ApiVersion> {
+  document?: OpenAPIV3.Document;
+  modules?: Partial<HandlerDefinitions<V>>;
+  handlers?: Partial<OperationHandlers<V>>;
+}
+
+/** The handler modules of each version the app serves (src/handlers/index.ts, written by `npm run scaffold`). */
+const HANDLERS: { readonly [V in ApiVersion]: HandlerDefinitions<V> } = versionHandlers;
+/** The versions, in spec/documents.json's order. */
+const VERSIONS = Object.keys(HANDLERS) as ApiVersion[];
+
 /** The paths the app answers itself, outside the contract; everything else goes to the contract's dispatcher. */
-const ENDPOINTS = new Set(['/healthz', '/readyz', '/v1/openapi.json', '/v2/openapi.json', '/changelog', '/metrics']);
+const ENDPOINTS = new Set(['/healthz', '/readyz', '/changelog', '/metrics', ...VERSIONS.map((version) => `/${version}/openapi.json`)]);
 const isEndpoint = (path: string): boolean => ENDPOINTS.has(path) || path === '/docs' || path.startsWith('/docs/');
+
+/** `/v2/` of `/v2/store/orders`: the prefix that names a path's version, if it has one. */
+const prefixOf = (path: string): string => {
+  const end = path.indexOf('/', 1);
+  return end === -1 ? path : path.slice(0, end + 1);
+};
 
 /**
  * Builds the express app: the request pipeline (src/http/pipeline.ts), the infrastructure
@@ -71,7 +84,13 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
     onWaiting: (count) => metrics.admissionWaiting(count),
     onWaited: (seconds) => metrics.admissionWait(seconds),
   });
-  const documents = { v1: deps.document ?? loadDocument(), v2: deps.v2?.document ?? loadDocument(specPath('v2')) };
+  /** What the app serves of version V: the test's, else the project's. */
+  const given = <V extends ApiVersion>(version: V): VersionDeps<V> => {
+    const own = deps.versions?.[version];
+    if (version !== 'v1') return own ?? {};
+    return { document: deps.document, modules: deps.modules, handlers: deps.handlers, ...own } as VersionDeps<V>;
+  };
+  const documents = new Map(VERSIONS.map((version) => [version, given(version).document ?? loadDocument(specPath(version))]));
   const common = {
     store: deps.store,
     logger,
@@ -84,32 +103,16 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
     onKeyRefused: (reason: AuthRefusalReason) => metrics.authRefusal(reason),
     rateLimit: deps.rateLimit,
   };
-  const dispatchers = new Map<string, Dispatch>([
-    [
-      '/v1/',
-      await createDispatcher({
-        ...common,
-        version: 'v1',
-        document: documents.v1,
-        definitions: { ...v1Handlers, ...deps.modules },
-        overrides: deps.handlers,
-      }),
-    ],
-    [
-      '/v2/',
-      await createDispatcher({
-        ...common,
-        version: 'v2',
-        document: documents.v2,
-        definitions: { ...v2Handlers, ...deps.v2?.modules },
-        overrides: deps.v2?.handlers,
-      }),
-    ],
-  ]);
+  const dispatcherOf = <V extends ApiVersion>(version: V, document: OpenAPIV3.Document): Promise<Dispatch> => {
+    const { modules, handlers } = given(version);
+    return createDispatcher({ ...common, version, document, definitions: { ...HANDLERS[version], ...modules }, overrides: handlers });
+  };
+  const dispatchers = new Map<string, Dispatch>();
+  for (const [version, document] of documents) dispatchers.set(`/${version}/`, await dispatcherOf(version, document));
   // A path under no version's prefix is v1's to answer (its 404): v1's base address is the oldest promise.
   const fallback = dispatchers.get('/v1/');
   if (fallback === undefined) throw new Error('v1 is not served');
-  const dispatch: Dispatch = (request, res) => (dispatchers.get(request.path.slice(0, 4)) ?? fallback)(request, res);
+  const dispatch: Dispatch = (request, res) => (dispatchers.get(prefixOf(request.path)) ?? fallback)(request, res);
   const pipeline = createPipeline({
     logger,
     metrics,
@@ -118,7 +121,7 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
     isEndpoint,
   });
   const served = new Map(
-    Object.entries(documents).map(([version, document]) => [`/${version}/openapi.json`, Buffer.from(JSON.stringify(document), 'utf8')]),
+    [...documents].map(([version, document]) => [`/${version}/openapi.json`, Buffer.from(JSON.stringify(document), 'utf8')]),
   );
   const changelog = fs.readFileSync(path.join(path.dirname(SPEC_PATH), '..', 'CHANGELOG.md'));
 
@@ -161,13 +164,7 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
   });
 
   // Newest first: a reader arriving at /docs sees the version to build on.
-  app.use(
-    docsRouter(
-      Object.entries(documents)
-        .map(([version, document]): [string, OpenAPIV3.Document] => [version, document])
-        .reverse(),
-    ),
-  );
+  app.use(docsRouter([...documents].reverse()));
 
   app.get('/metrics', async (req, res) => {
     answeredBy(req, 'metrics');

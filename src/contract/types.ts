@@ -20,11 +20,9 @@ export type V2OrderEvent = V2.components['schemas']['OrderEvent'];
 /** One page of v2's order list. */
 export type V2OrderPage = V2.components['schemas']['OrderPage'];
 
-/** The operations of each version's document (spec/documents.json), as openapi-typescript generated them. */
-export interface VersionOperations {
-  v1: operations;
-  v2: V2.operations;
-}
+/** The operations of each version's document (spec/documents.json), as `npm run generate` lists them. */
+export type { VersionOperations } from '../../generated/versions';
+import type { VersionOperations } from '../../generated/versions';
 /** A version of the API: the prefix of its paths. */
 export type ApiVersion = keyof VersionOperations;
 /** Every operationId in version V's document. */

@@ -1,0 +1,10 @@
+// Written by `npm run scaffold` from spec/documents.json; do not edit. The app serves each version listed here.
+import type { ApiVersion } from '../contract/types';
+import type { HandlerDefinitions } from '../http/define-handler';
+import { v1Handlers } from './v1';
+import { v2Handlers } from './v2';
+
+/** The handler modules of each version, in spec/documents.json's order: the app serves each under its prefix. */
+export const versionHandlers = { v1: v1Handlers, v2: v2Handlers } satisfies {
+  [V in ApiVersion]: HandlerDefinitions<V>;
+};
