@@ -8,13 +8,15 @@ import {
   type KeyInfo,
   type ListedOrder,
   type NewKey,
+  type RateCount,
   type OrderRecord,
   type OrderSnapshot,
   type OrderStatus,
   type ShipOutcome,
 } from './types';
 import type { Dialect } from './dialect';
-import type { ListedRow, OrderRow } from './sql';
+import { rateWindowsOf, type ListedRow, type OrderRow } from './sql';
+import { andThen, type MaybePromise } from '../maybe-promise';
 
 // What every store does the same way, apart from its SQL (./sql.ts): the mapping of rows to
 // records, the list's ETag and first-page prefetch, the outcomes of a move, the cursor secret, an import's batches.
@@ -115,6 +117,33 @@ export function keyUpdateValues(name: string, changes: KeyChanges): unknown[] {
 /** A row of KEY_SQL.list as operators see it. */
 export function keyInfoOf(row: Omit<KeyInfo, 'scopes'> & { scopes: string }): KeyInfo {
   return { ...row, scopes: row.scopes.split(' ').filter((scope) => scope !== '') };
+}
+
+/**
+ * What counting a request found, the same in every store: admitted, with the windows its count
+ * answered (rateSql's `count`); else refused, with the windows as `read` answers them then: at
+ * once when `read` answers at once.
+ */
+export function rateCountOf(
+  keyName: string,
+  counted: Record<string, unknown> | undefined,
+  read: () => Record<string, unknown> | undefined,
+): RateCount;
+export function rateCountOf(
+  keyName: string,
+  counted: Record<string, unknown> | undefined,
+  read: () => MaybePromise<Record<string, unknown> | undefined>,
+): MaybePromise<RateCount>;
+export function rateCountOf(
+  keyName: string,
+  counted: Record<string, unknown> | undefined,
+  read: () => MaybePromise<Record<string, unknown> | undefined>,
+): MaybePromise<RateCount> {
+  if (counted !== undefined) return { admitted: true, windows: rateWindowsOf(counted) };
+  return andThen(read(), (row) => {
+    if (row === undefined) throw new StoreInvariantError(`the count of key "${keyName}" refused a request but has no row`);
+    return { admitted: false, windows: rateWindowsOf(row) };
+  });
 }
 
 /** What creating a key raised, as the store reports it: a taken name is DuplicateKeyNameError, anything else as it is. */

@@ -128,10 +128,10 @@ export const KEY_SQL = {
     FROM api_keys WHERE previous_hash = $3`,
 } as const;
 
-/** The columns of key_usage of each rate unit, in RATE_UNITS' order. */
-const USAGE_COLUMNS = ['second', 'minute', 'hour', 'day'] as const;
-const USAGE_WINDOWS = [1, 60, 3600, 86400] as const;
-const USAGE_RETURNING = USAGE_COLUMNS.map((unit) => `${unit}_start, ${unit}_used`).join(', ');
+/** The units in the order key_usage's statements name them, and each one's columns' prefix. */
+const USAGE_UNITS: readonly RateUnit[] = ['s', 'min', 'h', 'day'];
+const USAGE_COLUMNS: { readonly [U in RateUnit]: string } = { s: 'second', min: 'minute', h: 'hour', day: 'day' };
+const USAGE_RETURNING = USAGE_UNITS.map((unit) => `${USAGE_COLUMNS[unit]}_start, ${USAGE_COLUMNS[unit]}_used`).join(', ');
 
 /**
  * The statements of a key's rate-limit count, with the database's clock (`clock`, whole seconds).
@@ -143,12 +143,15 @@ const USAGE_RETURNING = USAGE_COLUMNS.map((unit) => `${unit}_start, ${unit}_used
  * count and the clock's `now`, or no row when it refused; `read` then answers them as they stand.
  */
 export function rateSql(clock: string): { readonly count: string; readonly read: string } {
-  const starts = USAGE_WINDOWS.map((seconds) => (seconds === 1 ? clock : `${clock} - ${clock} % ${seconds}`));
-  const set = USAGE_COLUMNS.map(
-    (unit) =>
-      `${unit}_used = CASE WHEN u.${unit}_start = excluded.${unit}_start THEN u.${unit}_used + 1 ELSE 1 END, ${unit}_start = excluded.${unit}_start`,
-  ).join(',\n      ');
-  const room = USAGE_COLUMNS.map((unit, i) => `(u.${unit}_start <> excluded.${unit}_start OR u.${unit}_used < $${i + 2})`).join(' AND ');
+  const starts = USAGE_UNITS.map((unit) => (RATE_UNITS[unit] === 1 ? clock : `${clock} - ${clock} % ${RATE_UNITS[unit]}`));
+  const columns = USAGE_UNITS.map((unit) => USAGE_COLUMNS[unit]);
+  const set = columns
+    .map(
+      (column) =>
+        `${column}_used = CASE WHEN u.${column}_start = excluded.${column}_start THEN u.${column}_used + 1 ELSE 1 END, ${column}_start = excluded.${column}_start`,
+    )
+    .join(',\n      ');
+  const room = columns.map((column, i) => `(u.${column}_start <> excluded.${column}_start OR u.${column}_used < $${i + 2})`).join(' AND ');
   return {
     count: `INSERT INTO key_usage AS u (key_name, ${USAGE_RETURNING})
       VALUES ($1, ${starts.map((start) => `${start}, 1`).join(', ')})
@@ -162,17 +165,15 @@ export function rateSql(clock: string): { readonly count: string; readonly read:
 
 /** The values of rateSql's `count` for the named key: its quota of each unit, or one never reached. */
 export function rateCountValues(keyName: string, quotas: Partial<Record<RateUnit, number>>): unknown[] {
-  return [keyName, ...RATE_UNIT_NAMES.map((unit) => quotas[unit] ?? Number.MAX_SAFE_INTEGER)];
+  return [keyName, ...USAGE_UNITS.map((unit) => quotas[unit] ?? Number.MAX_SAFE_INTEGER)];
 }
 
 /** A row of rateSql's statements as the windows it holds (PostgreSQL gives a BIGINT as text). */
 export function rateWindowsOf(row: Record<string, unknown>): RateWindows {
   const at = (column: string) => Number(row[column]);
-  const window = (i: number) => ({ start: at(`${USAGE_COLUMNS[i]}_start`), used: at(`${USAGE_COLUMNS[i]}_used`) });
-  return { now: at('now'), s: window(0), min: window(1), h: window(2), day: window(3) };
+  const window = (unit: RateUnit) => ({ start: at(`${USAGE_COLUMNS[unit]}_start`), used: at(`${USAGE_COLUMNS[unit]}_used`) });
+  return { now: at('now'), s: window('s'), min: window('min'), h: window('h'), day: window('day') };
 }
-
-const RATE_UNIT_NAMES = Object.keys(RATE_UNITS) as RateUnit[];
 
 /**
  * Every statement a store runs on orders, keys and its meta row, for the store's `visible`

@@ -11,6 +11,7 @@ import {
   keyUpdateValues,
   newKeyValues,
   prefetched,
+  rateCountOf,
   rowToListed,
   rowToRecord,
   shipOutcome,
@@ -26,7 +27,7 @@ import {
   pruneInBatches,
   type EventRow,
 } from '../events';
-import { BEFORE_FIRST_ID, rateCountValues, rateSql, rateWindowsOf, statusSql, storeSql, type ListedRow, type OrderRow } from '../sql';
+import { BEFORE_FIRST_ID, rateCountValues, rateSql, statusSql, storeSql, type ListedRow, type OrderRow } from '../sql';
 import { EventsExpiredError, StoreInvariantError } from '../errors';
 import type {
   CancelOutcome,
@@ -394,11 +395,9 @@ class PostgresStore implements Store {
 
   async countRequest(keyName: string, quotas: Partial<Record<RateUnit, number>>): Promise<RateCount> {
     const counter = (this.counter ??= this.openCounter());
-    const counted = (await guard(() => counter.query<Record<string, unknown>>(RATE.count, rateCountValues(keyName, quotas)))).rows[0];
-    if (counted !== undefined) return { admitted: true, windows: rateWindowsOf(counted) };
-    const row = (await guard(() => counter.query<Record<string, unknown>>(RATE.read, [keyName]))).rows[0];
-    if (row === undefined) throw new StoreInvariantError(`the count of key "${keyName}" refused a request but has no row`);
-    return { admitted: false, windows: rateWindowsOf(row) };
+    const query = async (text: string, values: unknown[]) =>
+      (await guard(() => counter.query<Record<string, unknown>>(text, values))).rows[0];
+    return rateCountOf(keyName, await query(RATE.count, rateCountValues(keyName, quotas)), () => query(RATE.read, [keyName]));
   }
 
   /**

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { EventsExpiredError, StoreBusyError, StoreInvariantError, StoreUnavailableError } from '../errors';
+import { EventsExpiredError, StoreBusyError, StoreUnavailableError } from '../errors';
 import type {
   CancelOutcome,
   ImportRecords,
@@ -28,12 +28,13 @@ import {
   keyUpdateValues,
   newKeyValues,
   prefetched,
+  rateCountOf,
   rowToRecord,
   shipOutcome,
   timestamp as now,
 } from '../core';
 import { EventSignals, INSERT_EVENT_SQL, MOVE_EVENTS, eventRowToRecord, pruneInBatches, type EventRow } from '../events';
-import { BEFORE_FIRST_ID, rateCountValues, rateSql, rateWindowsOf, type ListedRow, type OrderRow } from '../sql';
+import { BEFORE_FIRST_ID, rateCountValues, rateSql, type ListedRow, type OrderRow } from '../sql';
 import { guard, sqliteDialect, sqlitePlaceholders, storeClosed } from './dialect';
 import { importThroughStaging } from './import';
 import { migrate } from './migrations';
@@ -149,13 +150,7 @@ class SqliteStore implements Store {
   /** Requests of keys with rate limits arriving together are counted in one transaction, and so one commit. */
   private readonly counts: GroupCommit<CountRequest, RateCount>;
   /** The rate-limit count's connection and statements, once a key with a policy has been counted (openCounter()). */
-  private counter:
-    | {
-        db: Database.Database;
-        count: Database.Statement<unknown[], Record<string, unknown>>;
-        read: Database.Statement<[string], Record<string, unknown>>;
-      }
-    | undefined;
+  private counter: { db: Database.Database; countAll: Database.Transaction<(batch: readonly CountRequest[]) => RateCount[]> } | undefined;
 
   constructor(
     private readonly db: Database.Database,
@@ -492,16 +487,7 @@ class SqliteStore implements Store {
    * not when better-sqlite3's get() ends it by a reset, and the log would grow without bound).
    */
   private countBatch(requests: readonly CountRequest[], since: number): Promise<RateCount[]> {
-    const { db, count, read } = this.counter ?? this.openCounter();
-    const countAll = db.transaction((batch: readonly CountRequest[]) =>
-      batch.map(({ keyName, quotas }) => {
-        const counted = count.get(...rateCountValues(keyName, quotas));
-        if (counted !== undefined) return { admitted: true, windows: rateWindowsOf(counted) };
-        const row = read.get(keyName);
-        if (row === undefined) throw new StoreInvariantError(`the count of key "${keyName}" refused a request but has no row`);
-        return { admitted: false, windows: rateWindowsOf(row) };
-      }),
-    );
+    const { countAll } = this.counter ?? this.openCounter();
     return this.whenFree(() => this.guard(() => countAll.immediate(requests)), since);
   }
 
@@ -517,12 +503,12 @@ class SqliteStore implements Store {
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');
     db.pragma('busy_timeout = 0');
-    const { count, read } = rateSql(sqliteDialect.clock);
-    this.counter = {
-      db,
-      count: db.prepare<unknown[], Record<string, unknown>>(sqlitePlaceholders(count)),
-      read: db.prepare<[string], Record<string, unknown>>(sqlitePlaceholders(read)),
-    };
+    const sql = rateSql(sqliteDialect.clock);
+    const count = db.prepare<unknown[], Record<string, unknown>>(sqlitePlaceholders(sql.count));
+    const read = db.prepare<[string], Record<string, unknown>>(sqlitePlaceholders(sql.read));
+    const countOne = ({ keyName, quotas }: CountRequest): RateCount =>
+      rateCountOf(keyName, count.get(...rateCountValues(keyName, quotas)), () => read.get(keyName));
+    this.counter = { db, countAll: db.transaction((batch: readonly CountRequest[]) => batch.map(countOne)) };
     return this.counter;
   }
 
