@@ -190,7 +190,10 @@ import type { ApiVersion } from '../contract/types';
 import type { HandlerDefinitions } from '../http/define-handler';
 ${DOCUMENTS.map(({ version }) => `import { ${version}Handlers } from './${version}';`).join('\n')}
 
-/** The handler modules of each version, in spec/documents.json's order: the app serves each under its prefix. */
+/** Every version, in spec/documents.json's order: the app serves each under its prefix. */
+export const versions = [${DOCUMENTS.map(({ version }) => `'${version}'`).join(', ')}] as const satisfies readonly ApiVersion[];
+
+/** The handler modules of each version. */
 export const versionHandlers = { ${DOCUMENTS.map(({ version }) => `${version}: ${version}Handlers`).join(', ')} } satisfies {
   [V in ApiVersion]: HandlerDefinitions<V>;
 };

@@ -10,7 +10,7 @@ import { createAdmission } from './http/admission';
 import { createDispatcher, type Dispatch } from './http/dispatcher';
 import { docsRouter } from './http/docs';
 import { EventFeed } from './feed/event-feed';
-import { versionHandlers } from './handlers';
+import { versionHandlers, versions } from './handlers';
 import type { HandlerDefinitions, OperationHandlers } from './http/define-handler';
 import { createPipeline } from './http/pipeline';
 import { sendReply } from './http/reply';
@@ -56,7 +56,7 @@ export interface VersionDeps<V extends ApiVersion> {
 /** The handler modules of each version the app serves (src/handlers/index.ts, written by `npm run scaffold`). */
 const HANDLERS: { readonly [V in ApiVersion]: HandlerDefinitions<V> } = versionHandlers;
 /** The versions, in spec/documents.json's order. */
-const VERSIONS = Object.keys(HANDLERS) as ApiVersion[];
+const VERSIONS: readonly ApiVersion[] = versions;
 
 /** The paths the app answers itself, outside the contract; everything else goes to the contract's dispatcher. */
 const ENDPOINTS = new Set(['/healthz', '/readyz', '/changelog', '/metrics', ...VERSIONS.map((version) => `/${version}/openapi.json`)]);
@@ -84,12 +84,12 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
     onWaiting: (count) => metrics.admissionWaiting(count),
     onWaited: (seconds) => metrics.admissionWait(seconds),
   });
-  /** What the app serves of version V: the test's, else the project's. */
-  const given = <V extends ApiVersion>(version: V): VersionDeps<V> => {
-    const own = deps.versions?.[version];
-    if (version !== 'v1') return own ?? {};
-    return { document: deps.document, modules: deps.modules, handlers: deps.handlers, ...own } as VersionDeps<V>;
+  // What the app serves of each version in place of the project's: v1's may also be given at the top.
+  const versions: { [V in ApiVersion]?: VersionDeps<V> } = {
+    ...deps.versions,
+    v1: { document: deps.document, modules: deps.modules, handlers: deps.handlers, ...deps.versions?.v1 },
   };
+  const given = <V extends ApiVersion>(version: V): VersionDeps<V> => versions[version] ?? {};
   const documents = new Map(VERSIONS.map((version) => [version, given(version).document ?? loadDocument(specPath(version))]));
   const common = {
     store: deps.store,

@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { NO_LIMIT, parsePolicies, type Policy } from './rate-policy';
+import { errorMessage } from './thrown';
 
 /** The validated, frozen runtime configuration. Nothing else reads `process.env`. */
 export interface Config {
@@ -190,7 +191,7 @@ function rateLimit(env: NodeJS.ProcessEnv): Policy[] {
     const policies = parsePolicies('PETSTORE_RATE_LIMIT', raw.split(','));
     return policies === NO_LIMIT ? [] : policies;
   } catch (err) {
-    throw new ConfigError(err instanceof Error ? err.message : String(err));
+    throw new ConfigError(errorMessage(err));
   }
 }
 

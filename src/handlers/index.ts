@@ -4,7 +4,10 @@ import type { HandlerDefinitions } from '../http/define-handler';
 import { v1Handlers } from './v1';
 import { v2Handlers } from './v2';
 
-/** The handler modules of each version, in spec/documents.json's order: the app serves each under its prefix. */
+/** Every version, in spec/documents.json's order: the app serves each under its prefix. */
+export const versions = ['v1', 'v2'] as const satisfies readonly ApiVersion[];
+
+/** The handler modules of each version. */
 export const versionHandlers = { v1: v1Handlers, v2: v2Handlers } satisfies {
   [V in ApiVersion]: HandlerDefinitions<V>;
 };

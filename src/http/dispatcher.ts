@@ -139,9 +139,10 @@ export async function createDispatcher<V extends ApiVersion>(options: Dispatcher
         return errors.unauthorized(context, refusal);
       }
       if (security.keyName !== undefined) context.key = { name: security.keyName };
-      const refused = authorize(operation, security);
-      if (refused === undefined) return proceed(operation, request, method, res, body, security.keyName);
-      return andThen(refused, (refusal) => refusal ?? proceed(operation, request, method, res, body, security.keyName));
+      return andThen(
+        authorize(operation, security),
+        (refusal) => refusal ?? proceed(operation, request, method, res, body, security.keyName),
+      );
     });
   };
 
