@@ -47,6 +47,20 @@ test("a consumer's pinned document against a deployment's /v1/openapi.json: no b
   }
 });
 
+/** `compat --json` between two releases of spec/released: its exit status and its report. */
+async function releasesCompared(from: string, to: string) {
+  const result = await cliAsync([
+    'compat',
+    '--base',
+    path.join(releasedDir, `${from}.yaml`),
+    '--head',
+    path.join(releasedDir, `${to}.yaml`),
+    '--json',
+  ]);
+  const report = JSON.parse(result.stdout) as { breaking: boolean; findings: Array<{ class: string; rule: string; pointer: string }> };
+  return { status: result.status, report };
+}
+
 /** The pointer of the 503's description under each operation, as the check reports it. */
 const serviceUnavailable = (...operations: string[]) => operations.map((operation) => `/paths/${operation}/responses/503/description`);
 
@@ -64,17 +78,8 @@ test.each([
     ),
   ],
 ])("%s's %s to %s, the 503's words, is docs-only: a patch release", async (_version, from, to, pointers) => {
-  const result = await cliAsync([
-    'compat',
-    '--base',
-    path.join(releasedDir, `${from}.yaml`),
-    '--head',
-    path.join(releasedDir, `${to}.yaml`),
-    '--json',
-  ]);
-
-  const report = JSON.parse(result.stdout) as { breaking: boolean; findings: Array<{ class: string; pointer: string }> };
-  expect(result.status).toBe(0);
+  const { status, report } = await releasesCompared(from, to);
+  expect(status).toBe(0);
   expect(report.breaking).toBe(false);
   expect(report.findings.map((finding) => [finding.class, finding.pointer])).toEqual(
     ['/info/description', ...pointers].map((pointer) => ['docs', pointer]),
@@ -90,17 +95,8 @@ test.each([
     ['~1store~1orders/get', '~1store~1orders~1{orderId}/get', '~1store~1orders~1{orderId}/delete', '~1store~1order-events/get'],
   ],
 ])("%s's %s to %s, each operation's scopes declared, is docs-only: a patch release", async (_version, from, to, operations) => {
-  const result = await cliAsync([
-    'compat',
-    '--base',
-    path.join(releasedDir, `${from}.yaml`),
-    '--head',
-    path.join(releasedDir, `${to}.yaml`),
-    '--json',
-  ]);
-
-  const report = JSON.parse(result.stdout) as { breaking: boolean; findings: Array<{ class: string; rule: string; pointer: string }> };
-  expect(result.status).toBe(0);
+  const { status, report } = await releasesCompared(from, to);
+  expect(status).toBe(0);
   expect(report.findings.filter((finding) => finding.class !== 'docs')).toEqual([]);
   expect(report.findings.filter((finding) => finding.rule === 'operation-scopes-declared').map((finding) => finding.pointer)).toEqual(
     operations.map((operation) => `/paths/${operation}/x-scopes`),
