@@ -5,6 +5,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parse } from 'yaml';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const documents = JSON.parse(readFileSync(path.join(root, 'spec', 'documents.json'), 'utf8'));
@@ -21,7 +22,23 @@ const generate = (document, out) =>
     stdio: ['ignore', 'ignore', 'inherit'],
   });
 
-/** generated/versions.ts: each version's operations, so that a version listed in spec/documents.json needs no hand edit. */
+/**
+ * The error codes a document lists: its `Error.code` enum (a closed set), or the
+ * `x-extensible-enum` of an open set, which openapi-typescript types as any string.
+ */
+const errorCodes = (document) => {
+  const code = parse(readFileSync(path.join(root, document), 'utf8'))?.components?.schemas?.Error?.properties?.code ?? {};
+  const codes = code.enum ?? code['x-extensible-enum'];
+  if (!Array.isArray(codes) || codes.length === 0) {
+    throw new Error(`${document}: components.schemas.Error.properties.code lists no codes (enum, or x-extensible-enum for an open set)`);
+  }
+  return codes.map((value) => `'${value}'`).join(' | ');
+};
+
+/**
+ * generated/versions.ts: each version's operations and error codes, so that a version listed in
+ * spec/documents.json needs no hand edit.
+ */
 const VERSIONS = 'generated/versions.ts';
 const versionsModule = () =>
   [
@@ -31,6 +48,11 @@ const versionsModule = () =>
     "/** The operations of each version's document, as openapi-typescript generated them. */",
     'export interface VersionOperations {',
     ...documents.map(({ version }) => `  ${version}: ${version};`),
+    '}',
+    '',
+    "/** The error codes each version's document lists: its closed `Error.code` enum, or the codes known in its open set. */",
+    'export interface VersionErrorCodes {',
+    ...documents.map(({ version, document }) => `  ${version}: ${errorCodes(document)};`),
     '}',
     '',
   ].join('\n');

@@ -8,6 +8,7 @@ import { DEFAULT_ADMISSION, DEFAULT_LIMITS, type AdmissionLimits } from './confi
 import { ApiError } from './errors';
 import { createAdmission } from './http/admission';
 import { createDispatcher, type Dispatch } from './http/dispatcher';
+import { createCors } from './http/cors';
 import { docsRouter } from './http/docs';
 import { EventFeed } from './feed/event-feed';
 import { versionHandlers, versions } from './handlers';
@@ -44,6 +45,8 @@ export interface AppDeps {
   admission?: AdmissionLimits;
   /** The rate-limit policies of every key without its own (PETSTORE_RATE_LIMIT; default: none, no limit). */
   rateLimit?: readonly Policy[];
+  /** The origins whose web pages may call the API (PETSTORE_CORS_ORIGINS; default: none). */
+  corsOrigins?: readonly string[];
 }
 
 /** What a test may give one version of the app in place of the project's own. */
@@ -119,6 +122,7 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
     maxBodyBytes: deps.maxBodyBytes ?? DEFAULT_LIMITS.maxBodyBytes,
     dispatch,
     isEndpoint,
+    cors: createCors(deps.corsOrigins ?? []),
   });
   const served = new Map(
     [...documents].map(([version, document]) => [`/${version}/openapi.json`, Buffer.from(JSON.stringify(document), 'utf8')]),

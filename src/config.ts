@@ -33,6 +33,8 @@ export interface Config {
   readonly feed: { readonly retentionDays: number; readonly maxWaiting: number };
   /** The rate-limit policies of every key without its own (PETSTORE_RATE_LIMIT); none: no limit. */
   readonly rateLimit: readonly Policy[];
+  /** The origins whose web pages may call the API (PETSTORE_CORS_ORIGINS); none by default. */
+  readonly corsOrigins: readonly string[];
 }
 
 /** What the HTTP server accepts from one client before it answers with an error and hangs up. */
@@ -180,7 +182,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
       maxWaiting: number(env, 'PETSTORE_FEED_MAX_WAITING', 1000, 1),
     }),
     rateLimit: Object.freeze(rateLimit(env)),
+    corsOrigins: Object.freeze(corsOrigins(env)),
   });
+}
+
+/** An origin as a browser sends it (RFC 6454): scheme, host and an optional port; no path, no trailing slash. */
+const ORIGIN = /^https?:\/\/(?:[a-z0-9-]+(?:\.[a-z0-9-]+)*|\[[0-9a-f:.]+\])(?::[0-9]{1,5})?$/;
+
+/** PETSTORE_CORS_ORIGINS: comma-separated origins (`https://dashboard.example.com`); unset: none. */
+function corsOrigins(env: NodeJS.ProcessEnv): string[] {
+  const raw = nonEmpty(env.PETSTORE_CORS_ORIGINS);
+  if (raw === undefined) return [];
+  const origins = raw.split(',').map((origin) => origin.trim());
+  for (const origin of origins) {
+    if (!ORIGIN.test(origin)) {
+      throw new ConfigError(
+        `PETSTORE_CORS_ORIGINS must be comma-separated origins in lower case, each http:// or https:// and a host with an optional port, without a path (https://dashboard.example.com), got "${origin}"`,
+      );
+    }
+  }
+  return [...new Set(origins)];
 }
 
 /** PETSTORE_RATE_LIMIT: comma-separated policies (`600/min,100000/day`), or `none`; unset: none. */

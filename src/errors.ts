@@ -6,16 +6,18 @@ import { StacklessError } from './thrown';
 export const ERRORS: { readonly [C in ErrorCode]: { readonly status: number; readonly message: string } } = {
   invalid_request: { status: 400, message: 'The request is malformed' },
   unauthorized: { status: 401, message: 'A valid API key is required' },
+  insufficient_scope: { status: 403, message: 'The API key lacks a scope the operation requires' },
   order_not_found: { status: 404, message: 'The order was not found' },
   pet_not_found: { status: 404, message: 'The pet was not found' },
   not_found: { status: 404, message: 'No operation exists at this path' },
   method_not_allowed: { status: 405, message: 'This method is not allowed on this path' },
   order_already_shipped: { status: 409, message: 'The order has already shipped and cannot be cancelled' },
+  rate_limited: { status: 429, message: "The API key's rate limit has been reached" },
   internal_error: { status: 500, message: 'Internal server error' },
   service_unavailable: { status: 503, message: 'The order store is unavailable' },
 };
 
-/** The one error type handlers throw; it carries a code from the spec's closed set. */
+/** The one error type handlers throw; it carries a code one of the documents lists. */
 export class ApiError extends StacklessError {
   override name = 'ApiError';
   readonly code: ErrorCode;
@@ -25,7 +27,7 @@ export class ApiError extends StacklessError {
 
   /** `status` differs from the code's own only for the request limits (408, 413, 431), all `invalid_request`. */
   constructor(code: ErrorCode, message?: string, headers: Record<string, string> = {}, status = ERRORS[code].status) {
-    super(message ?? ERRORS[code].message);
+    super(message === undefined ? ERRORS[code].message : printable(message));
     this.code = code;
     this.status = status;
     this.headers = headers;
@@ -35,6 +37,22 @@ export class ApiError extends StacklessError {
   toBody(): ErrorBody {
     return { code: this.code, message: this.message, status: this.status };
   }
+}
+
+/** The longest `message` an Error carries: the bound v3's document gives it. */
+export const MESSAGE_LIMIT = 1024;
+// C0 controls and DEL: what a message quoting a client's input (a query value) may carry.
+const CONTROL = /[\u0000-\u001f\u007f]/;
+const CONTROLS = /[\u0000-\u001f\u007f]/g;
+
+/**
+ * A message as an Error carries it: a control character a client sent, quoted in it, shown as its
+ * `\uXXXX` escape, and the whole cut to MESSAGE_LIMIT characters, so that every message keeps
+ * within the `Error` schema whatever input it quotes.
+ */
+function printable(message: string): string {
+  const shown = CONTROL.test(message) ? message.replace(CONTROLS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`) : message;
+  return shown.length <= MESSAGE_LIMIT ? shown : `${shown.slice(0, MESSAGE_LIMIT - 1)}…`;
 }
 
 /**

@@ -30,6 +30,8 @@ export interface ServerOptions {
   admission?: AdmissionLimits | undefined;
   /** The rate-limit policies of every key without its own. */
   rateLimit?: readonly Policy[] | undefined;
+  /** The origins whose web pages may call the API (none when absent). */
+  corsOrigins?: readonly string[] | undefined;
   /** The change feed's retention and bound on waiting requests (EventFeed's defaults when absent). */
   feed?: Pick<EventFeedOptions, 'retentionDays' | 'maxWaiting'>;
 }
@@ -124,6 +126,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     feed,
     admission: options.admission,
     ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
+    ...(options.corsOrigins === undefined ? {} : { corsOrigins: options.corsOrigins }),
   });
   feed.startPruning();
   const server = createHttpServer(app, limits, logger);

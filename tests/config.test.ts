@@ -65,6 +65,11 @@ describe('loadConfig', () => {
     ],
     ['PETSTORE_RATE_LIMIT', '10/s,20/s', 'PETSTORE_RATE_LIMIT gives two policies per s, got "20/s"'],
     ['PETSTORE_RATE_LIMIT', 'none, 5/s', 'PETSTORE_RATE_LIMIT none cannot be given with a policy, got "none", "5/s"'],
+    ...['https://a.example.com/', 'a.example.com', 'https://A.example.com', 'https://a.example.com/app', '*'].map((value) => [
+      'PETSTORE_CORS_ORIGINS',
+      `https://ok.example.com,${value}`,
+      `PETSTORE_CORS_ORIGINS must be comma-separated origins in lower case, each http:// or https:// and a host with an optional port, without a path (https://dashboard.example.com), got "${value}"`,
+    ]),
   ])('refuses %s=%s, naming the variable', (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(new ConfigError(message));
   });
@@ -144,4 +149,11 @@ test('PETSTORE_RATE_LIMIT gives the policies of keys without their own: none whe
     { quota: 600, unit: 'min' },
     { quota: 100000, unit: 'day' },
   ]);
+});
+
+test('PETSTORE_CORS_ORIGINS lists the origins whose pages may call the API: none when unset', () => {
+  expect(loadConfig({}).corsOrigins).toEqual([]);
+  expect(
+    loadConfig({ PETSTORE_CORS_ORIGINS: 'https://dashboard.example.com, http://localhost:3000,http://[::1]:8080' }).corsOrigins,
+  ).toEqual(['https://dashboard.example.com', 'http://localhost:3000', 'http://[::1]:8080']);
 });

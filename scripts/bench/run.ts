@@ -145,6 +145,15 @@ async function main(): Promise<void> {
       expect: 200,
     },
     {
+      name: 'getOrderById through v3, key with a rate limit: RateLimit fields (c=32)',
+      db: small,
+      method: 'GET',
+      path: '/v3/store/orders/500',
+      headers: limitedAuth,
+      connections: 32,
+      expect: 200,
+    },
+    {
       name: 'cancelOrder, unknown id: 404 (c=32)',
       db: small,
       method: 'DELETE',

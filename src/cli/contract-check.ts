@@ -40,7 +40,7 @@ interface Answer {
  * Read-only unless `writes` is given.
  */
 export async function checkDeployment(options: DeploymentCheckOptions): Promise<CheckResult[]> {
-  const root = options.baseUrl.replace(/\/+$/, '').replace(/\/v[12]$/, '');
+  const root = options.baseUrl.replace(/\/+$/, '').replace(/\/v\d+$/, '');
   const version = options.version ?? 'v1';
   const prefix = `/${version}`;
   const doFetch = options.fetch ?? fetch;
@@ -91,7 +91,7 @@ export async function checkDeployment(options: DeploymentCheckOptions): Promise<
   const listed =
     version === 'v1'
       ? await checkV1List(call, check, expectAnswer, auth)
-      : await checkV2List(call, check, expectAnswer, auth, options.document);
+      : await checkPagedList(call, check, expectAnswer, auth, options.document, prefix);
 
   for (const [name, headers] of [
     ['without a key', {}],
@@ -116,9 +116,9 @@ export async function checkDeployment(options: DeploymentCheckOptions): Promise<
 
   const declares = (operationId: string): boolean =>
     [...documentOperations(options.document)].some((operation) => operation.operationId === operationId);
-  if (declares('getOrderById')) await checkGetOrder(call, check, expectAnswer, auth, listed, unknown);
+  if (declares('getOrderById')) await checkGetOrder(call, check, expectAnswer, auth, listed, unknown, prefix);
   // Where the feed stands before any write of this check, to find the cancel's event after it.
-  const feedBefore = declares('listOrderEvents') ? await checkEventFeed(call, check, expectAnswer, auth) : undefined;
+  const feedBefore = declares('listOrderEvents') ? await checkEventFeed(call, check, expectAnswer, auth, prefix) : undefined;
 
   await check('cancelOrder with a malformed id: 400 Error', async () =>
     expectAnswer(await call('DELETE', `${prefix}/store/orders/4.2e1`, auth), 400, 'cancelOrder'),
@@ -152,7 +152,7 @@ export async function checkDeployment(options: DeploymentCheckOptions): Promise<
   }
   if (cancelOrder !== undefined && feedBefore !== undefined) {
     await check(`listOrderEvents after the cancel of ${cancelOrder}: its order.cancelled event, within 10 s`, async () => {
-      const answer = await call('GET', `/v2/store/order-events?wait=10&limit=1000&after=${encodeURIComponent(feedBefore)}`, auth);
+      const answer = await call('GET', `${prefix}/store/order-events?wait=10&limit=1000&after=${encodeURIComponent(feedBefore)}`, auth);
       const problem = expectAnswer(answer, 200, 'listOrderEvents');
       if (problem) return problem;
       const events = isRecord(answer.body) && Array.isArray(answer.body.events) ? answer.body.events : [];
@@ -195,22 +195,23 @@ async function checkV1List(call: Call, check: Check, expectAnswer: ExpectAnswer,
 }
 
 /**
- * v2's list: pages of two, valid, with a Link to the next page that its cursor reads (ids rising);
+ * The paged list of v2 on: pages of two, valid, with a Link to the next page that its cursor reads (ids rising);
  * a cursor that was altered, a limit out of range and, where the document refuses them, an
  * undeclared parameter are 400 Errors. Returns the orders of the pages read.
  */
-async function checkV2List(
+async function checkPagedList(
   call: Call,
   check: Check,
   expectAnswer: ExpectAnswer,
   auth: Record<string, string>,
   document: OpenAPIV3.Document,
+  prefix: string,
 ): Promise<Listed> {
   const listed: Listed = [];
   // An object, so that what the first check's callback sets is read as it is, not as the null it started as.
   const first: { cursor: string | null } = { cursor: null };
   await check('listOrders: 200, a page of valid orders, with a Link to the next page when there is one', async () => {
-    const answer = await call('GET', '/v2/store/orders?limit=2', auth);
+    const answer = await call('GET', `${prefix}/store/orders?limit=2`, auth);
     const problem = expectAnswer(answer, 200, 'listOrders');
     if (problem) return problem;
     listed.push(...ordersIn(answer.body));
@@ -218,13 +219,13 @@ async function checkV2List(
     first.cursor = cursor;
     const link = answer.headers.link;
     if (cursor === null) return link === undefined ? null : `a Link header on the last page: ${link}`;
-    const expected = `</v2/store/orders?limit=2&cursor=${encodeURIComponent(cursor)}>; rel="next"`;
+    const expected = `<${prefix}/store/orders?limit=2&cursor=${encodeURIComponent(cursor)}>; rel="next"`;
     return link === expected ? null : `Link is ${JSON.stringify(link)}, expected ${JSON.stringify(expected)}`;
   });
   const { cursor } = first;
   if (cursor !== null) {
     await check("listOrders with the page's nextCursor: 200, the next orders by id", async () => {
-      const answer = await call('GET', `/v2/store/orders?limit=2&cursor=${encodeURIComponent(cursor)}`, auth);
+      const answer = await call('GET', `${prefix}/store/orders?limit=2&cursor=${encodeURIComponent(cursor)}`, auth);
       const problem = expectAnswer(answer, 200, 'listOrders');
       if (problem) return problem;
       const next = ordersIn(answer.body);
@@ -236,20 +237,20 @@ async function checkV2List(
   }
   await check('listOrders with an altered cursor: 400 Error', async () => {
     const altered = cursor === null ? 'contract-check.not-a-cursor' : `${cursor.slice(0, -1)}${cursor.endsWith('A') ? 'B' : 'A'}`;
-    return expectAnswer(await call('GET', `/v2/store/orders?limit=2&cursor=${encodeURIComponent(altered)}`, auth), 400, 'listOrders');
+    return expectAnswer(await call('GET', `${prefix}/store/orders?limit=2&cursor=${encodeURIComponent(altered)}`, auth), 400, 'listOrders');
   });
   await check('listOrders with limit=0: 400 Error', async () =>
-    expectAnswer(await call('GET', '/v2/store/orders?limit=0', auth), 400, 'listOrders'),
+    expectAnswer(await call('GET', `${prefix}/store/orders?limit=0`, auth), 400, 'listOrders'),
   );
   if (undeclaredQueryPolicy(document) === 'reject') {
     await check('listOrders with an undeclared query parameter: 400 Error', async () =>
-      expectAnswer(await call('GET', '/v2/store/orders?contractCheck=1', auth), 400, 'listOrders'),
+      expectAnswer(await call('GET', `${prefix}/store/orders?contractCheck=1`, auth), 400, 'listOrders'),
     );
   }
   return listed;
 }
 
-/** v2's read of one order: a listed one, valid, with an ETag that revalidates to a 304; an unknown one, a 404; a malformed id, a 400. */
+/** The read of one order (v2 on): a listed one, valid, with an ETag that revalidates to a 304; an unknown one, a 404; a malformed id, a 400. */
 async function checkGetOrder(
   call: Call,
   check: Check,
@@ -257,29 +258,30 @@ async function checkGetOrder(
   auth: Record<string, string>,
   listed: Listed,
   unknown: number,
+  prefix: string,
 ) {
   const known = listed[0]?.id;
   if (known !== undefined) {
     await check(`getOrderById ${known}: 200, the order, with an ETag that answers 304 in If-None-Match`, async () => {
-      const answer = await call('GET', `/v2/store/orders/${known}`, auth);
+      const answer = await call('GET', `${prefix}/store/orders/${known}`, auth);
       const problem = expectAnswer(answer, 200, 'getOrderById');
       if (problem) return problem;
       if (!isRecord(answer.body) || answer.body.id !== known) return `the body is not order ${known}`;
       const etag = answer.headers.etag;
       if (etag === undefined) return 'no ETag';
-      return expectAnswer(await call('GET', `/v2/store/orders/${known}`, { ...auth, 'If-None-Match': etag }), 304, 'getOrderById');
+      return expectAnswer(await call('GET', `${prefix}/store/orders/${known}`, { ...auth, 'If-None-Match': etag }), 304, 'getOrderById');
     });
   }
   await check('getOrderById of an unknown order: 404 Error', async () =>
-    expectAnswer(await call('GET', `/v2/store/orders/${unknown}`, auth), 404, 'getOrderById'),
+    expectAnswer(await call('GET', `${prefix}/store/orders/${unknown}`, auth), 404, 'getOrderById'),
   );
   await check('getOrderById with a malformed id: 400 Error', async () =>
-    expectAnswer(await call('GET', '/v2/store/orders/042', auth), 400, 'getOrderById'),
+    expectAnswer(await call('GET', `${prefix}/store/orders/042`, auth), 400, 'getOrderById'),
   );
 }
 
 /**
- * v2's change feed: from the latest, an empty page whose cursor reads on; from the oldest, a page
+ * The change feed (v2 on): from the latest, an empty page whose cursor reads on; from the oldest, a page
  * whose cursor reads on; an altered cursor and a wait out of range, 400s. Returns the latest cursor.
  */
 async function checkEventFeed(
@@ -287,26 +289,31 @@ async function checkEventFeed(
   check: Check,
   expectAnswer: ExpectAnswer,
   auth: Record<string, string>,
+  prefix: string,
 ): Promise<string | undefined> {
   const cursorOf = (answer: Answer): string | undefined =>
     isRecord(answer.body) && typeof answer.body.nextCursor === 'string' ? answer.body.nextCursor : undefined;
   let latest: string | undefined;
   await check('listOrderEvents from=latest: 200, an empty page whose cursor reads on', async () => {
-    const answer = await call('GET', '/v2/store/order-events?from=latest', auth);
+    const answer = await call('GET', `${prefix}/store/order-events?from=latest`, auth);
     const problem = expectAnswer(answer, 200, 'listOrderEvents');
     if (problem) return problem;
     latest = cursorOf(answer);
     if (latest === undefined) return 'no nextCursor';
-    return expectAnswer(await call('GET', `/v2/store/order-events?after=${encodeURIComponent(latest)}`, auth), 200, 'listOrderEvents');
+    return expectAnswer(
+      await call('GET', `${prefix}/store/order-events?after=${encodeURIComponent(latest)}`, auth),
+      200,
+      'listOrderEvents',
+    );
   });
   await check('listOrderEvents from the oldest: 200, a page whose cursor reads on', async () => {
-    const answer = await call('GET', '/v2/store/order-events?limit=2', auth);
+    const answer = await call('GET', `${prefix}/store/order-events?limit=2`, auth);
     const problem = expectAnswer(answer, 200, 'listOrderEvents');
     if (problem) return problem;
     const cursor = cursorOf(answer);
     if (cursor === undefined) return 'no nextCursor';
     return expectAnswer(
-      await call('GET', `/v2/store/order-events?limit=2&after=${encodeURIComponent(cursor)}`, auth),
+      await call('GET', `${prefix}/store/order-events?limit=2&after=${encodeURIComponent(cursor)}`, auth),
       200,
       'listOrderEvents',
     );
@@ -314,8 +321,8 @@ async function checkEventFeed(
   await check('listOrderEvents with an altered cursor, or a wait past 30 s: 400 Error', async () => {
     const altered = (latest ?? 'e30').replace(/.$/, (last) => (last === 'A' ? 'B' : 'A'));
     return (
-      expectAnswer(await call('GET', `/v2/store/order-events?after=${encodeURIComponent(altered)}`, auth), 400, 'listOrderEvents') ??
-      expectAnswer(await call('GET', '/v2/store/order-events?wait=31', auth), 400, 'listOrderEvents')
+      expectAnswer(await call('GET', `${prefix}/store/order-events?after=${encodeURIComponent(altered)}`, auth), 400, 'listOrderEvents') ??
+      expectAnswer(await call('GET', `${prefix}/store/order-events?wait=31`, auth), 400, 'listOrderEvents')
     );
   });
   return latest;

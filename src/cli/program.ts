@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import type { Readable } from 'node:stream';
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigError, loadConfig, type Config } from '../config';
-import { isOpenApiDocument, loadDocument, loadServedDocuments, specPath } from '../contract/document';
+import { documentVersions, isApiVersion, isOpenApiDocument, loadDocument, loadServedDocuments, specPath } from '../contract/document';
 import { scopesOf } from '../contract/scopes';
 import { errorCode, errorMessage } from '../thrown';
 import { parse as parseYaml } from 'yaml';
@@ -105,6 +105,7 @@ function buildProgram(io: CliIO): Command {
         feed: cfg.feed,
         admission: cfg.admission,
         rateLimit: cfg.rateLimit,
+        corsOrigins: cfg.corsOrigins,
       });
       closeOnSignals(server, logger, cfg.shutdownTimeoutMs);
       logger.info({ url: server.url, db: storeLocation(cfg), v8Flags: SERVE_V8_FLAGS }, 'listening');
@@ -275,7 +276,7 @@ function buildProgram(io: CliIO): Command {
     .description('check that a deployment keeps a version of the contract; read-only unless --allow-writes')
     .requiredOption('--base-url <url>', 'the deployment, e.g. https://orders.example.com')
     .requiredOption('--api-key <key>', 'an API key for it')
-    .option('--api-version <version>', 'the version to check, v1 or v2', 'v1')
+    .option('--api-version <version>', `the version to check: ${documentVersions().join(', ')}`, 'v1')
     .option('--allow-writes', 'also cancel an order (--cancel-order) and try a shipped one (--shipped-order)')
     .option('--cancel-order <id>', 'a pending order to cancel: expects 204, then 404 (needs --allow-writes)')
     .option('--shipped-order <id>', 'a shipped order: expects 409 (needs --allow-writes)')
@@ -291,7 +292,7 @@ function buildProgram(io: CliIO): Command {
         json?: boolean;
       }) => {
         const version = options.apiVersion;
-        if (version !== 'v1' && version !== 'v2') throw new CliError(`--api-version must be v1 or v2, got "${version}"`);
+        if (!isApiVersion(version)) throw new CliError(`--api-version must be one of ${documentVersions().join(', ')}, got "${version}"`);
         if (!/^https?:\/\/[^/]/.test(options.baseUrl))
           throw new CliError(`--base-url must be an http:// or https:// URL, got "${options.baseUrl}"`);
         const writes: { cancelOrder?: number; shippedOrder?: number } = {};

@@ -1,6 +1,7 @@
 import createClient, { type Client } from 'openapi-fetch';
 import type { paths as V2Paths, operations as V2Operations } from '../../generated/openapi-v2';
-import type { ErrorBody, ErrorCode, Order, Pet, V2Order, V2OrderEvent, V2OrderPage, paths } from '../contract/types';
+import type { paths as V3Paths } from '../../generated/openapi-v3';
+import type { ErrorCode, Order, Pet, V2Order, V2OrderEvent, V2OrderPage, VersionErrorCodes, paths } from '../contract/types';
 import { isRecord } from '../records';
 
 /** Where and how to call a deployment. */
@@ -12,11 +13,27 @@ export interface OrdersClientOptions {
   /** A fetch implementation; the global one by default. */
   fetch?: typeof fetch;
   /**
-   * How reads answer a `503` that carries `Retry-After` (a busy or unreachable server): tried again
-   * after the time it asks for, at most `attempts` more times, within `withinMs` in all (defaults 3
-   * and 10,000). A cancel is never tried again by the client: see the README.
+   * How reads answer a `503` or a `429` that carries `Retry-After` (a busy or unreachable server, a
+   * spent rate limit): tried again after the time it asks for, at most `attempts` more times, within
+   * `withinMs` in all (defaults 3 and 10,000). A cancel is never tried again by the client: see the README.
    */
   retries?: { attempts?: number; withinMs?: number };
+}
+
+/**
+ * A code v3's open set may hold that this client does not know yet (a later 3.x may add codes):
+ * handle it by the answer's status.
+ */
+export type UnknownErrorCode = string & Record<never, never>;
+
+/** v3's error codes known to this client: its document's `x-extensible-enum`. */
+export type V3ErrorCode = VersionErrorCodes['v3'];
+
+/** The spec's Error object, as any version sends it: v1's and v2's closed codes, v3's known ones, or one unknown. */
+export interface ApiErrorBody {
+  readonly code: ErrorCode | UnknownErrorCode;
+  readonly message: string;
+  readonly status: number;
 }
 
 /** A non-2xx answer: the spec's Error object, typed, with the response it came in. */
@@ -25,8 +42,10 @@ export class OrdersApiError extends Error {
   /** The HTTP status (equal to `body.status` when the body is the spec's Error). */
   readonly status: number;
   /** The spec's error code, or undefined when the body was not an Error (say, from a proxy). */
-  readonly code: ErrorCode | undefined;
-  readonly body: ErrorBody | undefined;
+  readonly code: ErrorCode | UnknownErrorCode | undefined;
+  readonly body: ApiErrorBody | undefined;
+  /** The key's rate limit as the answer's `RateLimit` fields give it (v3, a key with policies), else undefined. */
+  readonly rateLimit: RateLimitState | undefined;
 
   constructor(
     readonly response: Response,
@@ -37,7 +56,42 @@ export class OrdersApiError extends Error {
     this.status = response.status;
     this.code = error?.code;
     this.body = error;
+    this.rateLimit = parseRateLimit(response.headers);
   }
+}
+
+/** One policy of `RateLimit-Policy`: its name (the unit), its quota and its window in seconds. */
+export interface RateLimitPolicy {
+  readonly name: string;
+  readonly quota: number;
+  readonly window: number;
+}
+
+/**
+ * A key's rate limit as a response's structured fields state it (draft-ietf-httpapi-ratelimit-headers):
+ * the tightest policy's name, what is left in it and the seconds until its window ends, and every policy.
+ */
+export interface RateLimitState {
+  readonly policy: string;
+  readonly remaining: number;
+  readonly reset: number;
+  readonly policies: readonly RateLimitPolicy[];
+}
+
+/** The `RateLimit` and `RateLimit-Policy` fields of a response, parsed; undefined when it has none, or they do not parse. */
+export function parseRateLimit(headers: Headers): RateLimitState | undefined {
+  const limit = headers.get('ratelimit');
+  const policy = headers.get('ratelimit-policy');
+  if (limit === null || policy === null) return undefined;
+  const tight = /^"([^"]+)";r=(\d+);t=(\d+)$/.exec(limit.trim());
+  if (tight === null) return undefined;
+  const policies: RateLimitPolicy[] = [];
+  for (const item of policy.split(',')) {
+    const match = /^"([^"]+)";q=(\d+);w=(\d+)$/.exec(item.trim());
+    if (match === null) return undefined;
+    policies.push({ name: match[1] ?? '', quota: Number(match[2]), window: Number(match[3]) });
+  }
+  return { policy: tight[1] ?? '', remaining: Number(tight[2]), reset: Number(tight[3]), policies };
 }
 
 /** The list, or word that it has not changed since the ETag given. */
@@ -109,7 +163,7 @@ export interface OrdersClientV2 {
   listOrderEvents(query?: V2EventsQuery, options?: { signal?: AbortSignal }): Promise<V2OrderEventPage>;
   /**
    * Tails the change feed until `signal` aborts: page after page, each read waiting up to `wait`
-   * seconds for an event. After a network error or a 502, 503 or 504 it pauses (1 s, doubling up
+   * seconds for an event. After a network error or a 429, 502, 503 or 504 it pauses (1 s, doubling up
    * to 30 s) and reads again from its last cursor; any other error (a 400 for a cursor older than
    * the events kept, a 401) ends the loop by throwing OrdersApiError.
    */
@@ -118,8 +172,26 @@ export interface OrdersClientV2 {
   readonly raw: Client<V2Paths>;
 }
 
-/** A typed client for the Store Orders API: v1's operations, and v2's under `v2`. Every method throws OrdersApiError for a non-2xx answer. */
+/**
+ * The Store Orders API v3: v2's operations, with keys whose scopes and limits the answers state.
+ * Reads retry a `429` after its `Retry-After`, as they do a `503`; a cancel is never retried. A key
+ * without the scope gets OrdersApiError with code `insufficient_scope` (403); one over its limit
+ * `rate_limited` (429) once the retries are spent.
+ */
+export interface OrdersClientV3 extends Omit<OrdersClientV2, 'raw'> {
+  /**
+   * The key's rate limit as the latest answer through v3 stated it (`RateLimit`,
+   * `RateLimit-Policy`); undefined before the first, and for a key without policies.
+   */
+  readonly rateLimit: RateLimitState | undefined;
+  /** The underlying openapi-fetch client, typed from the v3 document. */
+  readonly raw: Client<V3Paths>;
+}
+
+/** A typed client for the Store Orders API: v1's operations, v2's under `v2` and v3's under `v3`. Every method throws OrdersApiError for a non-2xx answer. */
 export interface OrdersClient {
+  /** The same deployment and key, through v3. */
+  readonly v3: OrdersClientV3;
   /** The same deployment and key, through v2. */
   readonly v2: OrdersClientV2;
   /** Every order not cancelled; pass the last ETag to get `notModified` instead of the same list again. */
@@ -134,7 +206,7 @@ export interface OrdersClient {
 
 /** Creates a client for one deployment and key. */
 export function createOrdersClient(options: OrdersClientOptions): OrdersClient {
-  const root = options.baseUrl.replace(/\/+$/, '').replace(/\/v[12]$/, '');
+  const root = options.baseUrl.replace(/\/+$/, '').replace(/\/v\d+$/, '');
   const settings = {
     headers: { Authorization: `Bearer ${options.apiKey}` },
     ...(options.fetch ? { fetch: options.fetch } : {}),
@@ -145,6 +217,7 @@ export function createOrdersClient(options: OrdersClientOptions): OrdersClient {
   return {
     raw,
     v2: createV2(createClient<V2Paths>({ baseUrl: `${root}/v2`, ...settings }), retry),
+    v3: createV3(root, options, retry),
     async listOrders({ ifNoneMatch, signal } = {}) {
       const { data, error, response } = await retry(signal, () =>
         raw.GET('/store/orders', {
@@ -217,6 +290,31 @@ function createV2(raw: Client<V2Paths>, retry: Retry): OrdersClientV2 {
   };
 }
 
+/**
+ * v3's client. Its four operations take and answer what v2's do (the same parameters, bodies and
+ * Order), so v2's methods serve them, through a client of v2's types pointed at /v3; every answer's
+ * RateLimit fields are kept as they come.
+ */
+function createV3(root: string, options: OrdersClientOptions, retry: Retry): OrdersClientV3 {
+  const base = options.fetch ?? fetch;
+  let rateLimit: RateLimitState | undefined;
+  const observed: typeof fetch = async (input, init) => {
+    const response = await base(input, init);
+    // A 401 or a 403 is answered before the limit is counted, so it states nothing about it.
+    if (response.status !== 401 && response.status !== 403) rateLimit = parseRateLimit(response.headers);
+    return response;
+  };
+  const settings = { headers: { Authorization: `Bearer ${options.apiKey}` }, fetch: observed };
+  const { raw: _v2Typed, ...methods } = createV2(createClient<V2Paths>({ baseUrl: `${root}/v3`, ...settings }), retry);
+  return {
+    ...methods,
+    raw: createClient<V3Paths>({ baseUrl: `${root}/v3`, ...settings }),
+    get rateLimit() {
+      return rateLimit;
+    },
+  };
+}
+
 /** The feed read page after page from a cursor, as EventTail says. */
 function tailEvents(read: OrdersClientV2['listOrderEvents'], options: EventTailOptions): EventTail {
   const { signal, wait = 20, limit } = options;
@@ -264,9 +362,9 @@ function retrier({ attempts = 3, withinMs = 10_000 }: OrdersClientOptions['retri
   };
 }
 
-/** The wait a 503 asks for in its Retry-After (seconds, or an HTTP date), in ms; undefined for any other answer. */
+/** The wait a 503 or a 429 asks for in its Retry-After (seconds, or an HTTP date), in ms; undefined for any other answer. */
 function retryAfterMs(response: Response): number | undefined {
-  if (response.status !== 503) return undefined;
+  if (response.status !== 503 && response.status !== 429) return undefined;
   const header = response.headers.get('retry-after');
   if (header === null) return undefined;
   const seconds = /^\d+$/.test(header.trim()) ? Number(header) * 1000 : Date.parse(header) - Date.now();
@@ -275,7 +373,7 @@ function retryAfterMs(response: Response): number | undefined {
 
 /** Whether a failed read is worth repeating: the network, or a server or proxy that cannot answer now. */
 function retryable(err: unknown): boolean {
-  if (err instanceof OrdersApiError) return [502, 503, 504].includes(err.status);
+  if (err instanceof OrdersApiError) return [429, 502, 503, 504].includes(err.status);
   return err instanceof TypeError;
 }
 
@@ -292,6 +390,6 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
-function isErrorBody(body: unknown): body is ErrorBody {
+function isErrorBody(body: unknown): body is ApiErrorBody {
   return isRecord(body) && typeof body.code === 'string' && typeof body.message === 'string' && typeof body.status === 'number';
 }

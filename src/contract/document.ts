@@ -33,6 +33,16 @@ export function specPath(version: ApiVersion): string {
   return path.join(path.dirname(SPEC_PATH), '..', entry.document);
 }
 
+/** Whether `value` names a version spec/documents.json lists (as ApiVersion does, once `npm run generate` ran). */
+export function isApiVersion(value: string): value is ApiVersion {
+  return DOCUMENTS.some((document) => document.version === value);
+}
+
+/** The versions spec/documents.json lists, in its order. */
+export function documentVersions(): string[] {
+  return DOCUMENTS.map((document) => document.version);
+}
+
 /** Every version's document, in spec/documents.json's order. */
 export function loadServedDocuments(): OpenAPIV3.Document[] {
   return DOCUMENTS.map((entry) => loadDocument(path.join(path.dirname(SPEC_PATH), '..', entry.document)));

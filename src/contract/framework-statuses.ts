@@ -28,8 +28,9 @@ const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'tr
 
 /**
  * The statuses the server answers for an operation before its handler runs, whatever the handler
- * does: 401 for a secured operation, 400 for one with parameters or a body, 415 and 413 for one
- * with a body (answered as 400 where the operation declares 400 but not them). Limits hit before
+ * does: 401 for a secured operation, and 403 and 429 for its key's scopes and rate limit (answered
+ * as 401 and 503 where it declares those instead, as v1 and v2 do); 400 for one with parameters or
+ * a body, 415 and 413 for one with a body (answered as 400 where the operation declares 400 but not them). Limits hit before
  * any operation is known (408, 431, and a 413 before routing) are the whole document's, not an
  * operation's, and are not listed.
  */
@@ -37,7 +38,11 @@ export function frameworkStatuses(operation: OperationShape, documentSecurity: D
   const statuses: FrameworkStatus[] = [];
   const security = operation.security ?? documentSecurity ?? [];
   const open = security.length === 0 || security.some((requirement) => Object.keys(requirement).length === 0);
-  if (!open) statuses.push({ status: 401, reason: 'it is secured: a missing or refused key' });
+  if (!open) {
+    statuses.push({ status: 401, reason: 'it is secured: a missing or refused key' });
+    statuses.push({ status: 403, reason: 'it is secured: a key without its scopes', fallback: 401 });
+    statuses.push({ status: 429, reason: "it is secured: a key over its rate limit (or 503, v1's and v2's answer)", fallback: 503 });
+  }
   const body = operation.requestBody !== undefined;
   if (body || (operation.parameters ?? []).some((parameter) => !isOptionalHeader(parameter))) {
     statuses.push({

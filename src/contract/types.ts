@@ -5,10 +5,13 @@ export type { components, operations, paths };
 
 /** An order as the v1 contract exposes it: exactly the spec's five fields. */
 export type Order = components['schemas']['Order'];
-/** The body of every non-2xx response. */
-export type ErrorBody = components['schemas']['Error'];
-/** The closed set of error codes, straight from the spec's enum. */
-export type ErrorCode = ErrorBody['code'];
+/**
+ * Every error code the server knows: the codes each version's document lists (v1's and v2's
+ * closed sets, v3's open one), as `npm run generate` reads them.
+ */
+export type ErrorCode = VersionErrorCodes[ApiVersion];
+/** The body of every non-2xx response, in every version: v1's `Error`, with any version's code. */
+export type ErrorBody = Omit<components['schemas']['Error'], 'code'> & { code: ErrorCode };
 /** A pet as the deprecated getPetById exposes it. */
 export type Pet = components['schemas']['Pet'];
 /** Every operationId in the v1 document. */
@@ -21,8 +24,8 @@ export type V2OrderEvent = V2.components['schemas']['OrderEvent'];
 export type V2OrderPage = V2.components['schemas']['OrderPage'];
 
 /** The operations of each version's document (spec/documents.json), as `npm run generate` lists them. */
-export type { VersionOperations } from '../../generated/versions';
-import type { VersionOperations } from '../../generated/versions';
+export type { VersionErrorCodes, VersionOperations } from '../../generated/versions';
+import type { VersionErrorCodes, VersionOperations } from '../../generated/versions';
 /** A version of the API: the prefix of its paths. */
 export type ApiVersion = keyof VersionOperations;
 /** Every operationId in version V's document. */

@@ -1,5 +1,5 @@
 import { operationScopes } from '../contract/scopes';
-import { missingScopes, quotasOf, verdictOf } from '../keys';
+import { missingScopes, quotasOf, rateLimitFields, verdictOf } from '../keys';
 import { andThen, type MaybePromise } from '../maybe-promise';
 import type { AuthRefusalReason } from '../metrics';
 import type { Operation } from '../openapi';
@@ -7,6 +7,7 @@ import { storedPolicies, type Policy } from '../rate-policy';
 import type { Store } from '../store';
 import type { ErrorReplies } from './error-reply';
 import type { Reply } from './reply';
+import type { RequestContext } from './request-context';
 import type { Security } from './security';
 
 /** What the authorization step of one document needs. */
@@ -17,6 +18,8 @@ export interface AuthorizationOptions {
   /** The policies of every key without its own (PETSTORE_RATE_LIMIT); none: no limit. */
   defaultPolicies: readonly Policy[];
   errors: Pick<ErrorReplies, 'insufficientScope' | 'rateLimited'>;
+  /** The document's operations: those whose responses declare a `RateLimit` header get the RateLimit fields. */
+  operations: readonly Operation[];
   onKeyRefused?: ((reason: AuthRefusalReason) => void) | undefined;
 }
 
@@ -25,21 +28,23 @@ export interface AuthorizationOptions {
  * operation declares is refused before it is counted; one whose key (or, without policies of its
  * own, the deployment) has rate-limit policies is counted against them in the store, exactly
  * across instances, and refused, uncounted, when one is spent. A key without policies costs no
- * write. Answers the refusal, or undefined when the request may go on: at once unless the count
- * must wait for the store.
+ * write. Where the operation declares the RateLimit fields (v3), a counted request's context
+ * gets them, for every reply to it. Answers the refusal, or undefined when the request may go on:
+ * at once unless the count must wait for the store.
  */
 export function createAuthorization(
   options: AuthorizationOptions,
-): (operation: Operation, security: Security) => MaybePromise<Reply | undefined> {
+): (operation: Operation, security: Security, context: RequestContext) => MaybePromise<Reply | undefined> {
   const { store, errors, defaultPolicies } = options;
   const scopes = operationScopes(options.document);
-  return (operation, security) => {
+  const fielded = new Set(options.operations.filter(declaresRateLimit));
+  return (operation, security, context) => {
     const required = scopes.get(operation.operationId);
     if (required !== undefined) {
       const missing = missingScopes(required, security.scopes);
       if (missing.length > 0) {
         options.onKeyRefused?.('scope');
-        return errors.insufficientScope(required, missing);
+        return errors.insufficientScope(operation, required, missing);
       }
     }
     const { keyName } = security;
@@ -48,9 +53,15 @@ export function createAuthorization(
     if (policies.length === 0) return undefined;
     return andThen(store.countRequest(keyName, quotasOf(policies)), ({ admitted, windows }) => {
       const verdict = verdictOf(policies, admitted, windows);
+      if (fielded.has(operation)) context.rateLimit = rateLimitFields(policies, verdict);
       if (verdict.admitted) return undefined;
       options.onKeyRefused?.('limit');
-      return errors.rateLimited(verdict.retryAfter);
+      return errors.rateLimited(operation, verdict.retryAfter);
     });
   };
+}
+
+/** Whether some response of the operation declares the `RateLimit` header. */
+function declaresRateLimit(operation: Operation): boolean {
+  return Object.values(operation.responses).some((response) => 'headers' in response && response.headers?.RateLimit !== undefined);
 }

@@ -108,6 +108,7 @@ export async function createDispatcher<V extends ApiVersion>(options: Dispatcher
   assertScopesDeclared(document, `the ${version} document`);
   const authorize = createAuthorization({
     document,
+    operations: api.operations,
     store,
     defaultPolicies: options.rateLimit ?? [],
     errors,
@@ -140,7 +141,7 @@ export async function createDispatcher<V extends ApiVersion>(options: Dispatcher
       }
       if (security.keyName !== undefined) context.key = { name: security.keyName };
       return andThen(
-        authorize(operation, security),
+        authorize(operation, security, context),
         (refusal) => refusal ?? proceed(operation, request, method, res, body, security.keyName),
       );
     });
@@ -204,6 +205,11 @@ export async function createDispatcher<V extends ApiVersion>(options: Dispatcher
       reply = errors.thrown(err, context);
     }
     if (reply instanceof Promise) reply = reply.catch((err: unknown) => errors.thrown(err, context));
-    return andThen(reply, (settled) => send(request, res, settled));
+    return andThen(reply, (settled) => send(request, res, withRateLimit(settled, context.rateLimit)));
   };
+}
+
+/** A reply with the RateLimit fields its request's key earned (authorize.ts), when it earned them. */
+function withRateLimit(reply: Reply, fields: RequestContext['rateLimit']): Reply {
+  return fields === undefined ? reply : { ...reply, headers: { ...reply.headers, ...fields } };
 }

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import { declares, frameworkStatuses } from '../contract/framework-statuses';
-import { ApiError, toApiError } from '../errors';
+import { ApiError, ERRORS, toApiError } from '../errors';
 import type { KeyRefusal } from '../keys';
 import type { Logger } from '../logger';
 import type { Operation } from '../openapi';
@@ -67,15 +67,17 @@ export interface ErrorReplies {
   unauthorized(context: RequestContext, refusal: KeyRefusal | Error | undefined): Reply;
   /**
    * The refusal of a key that lacks some (`missing`) of the scopes an operation requires
-   * (`required`), with the challenge of RFC 6750 §3.1 naming the scopes the operation requires: a
-   * 401, the status v1 and v2 give a refused key, with a message that names the missing scopes.
+   * (`required`), with the challenge of RFC 6750 §3.1 naming the scopes the operation requires and
+   * a message that names the missing ones: `403 insufficient_scope` where the operation declares a
+   * 403 (v3), else `401 unauthorized`, the status v1 and v2 give a refused key.
    */
-  insufficientScope(required: readonly string[], missing: readonly string[]): Reply;
+  insufficientScope(operation: Operation, required: readonly string[], missing: readonly string[]): Reply;
   /**
    * The refusal of a request whose key has spent its rate limit, to be retried after `retryAfter`
-   * seconds: a 503 with `Retry-After`, the status v1 and v2 give a request the service cannot take now.
+   * seconds, with `Retry-After`: `429 rate_limited` where the operation declares a 429 (v3), else
+   * `503 service_unavailable`, the status v1 and v2 give a request the service cannot take now.
    */
-  rateLimited(retryAfter: number): Reply;
+  rateLimited(operation: Operation, retryAfter: number): Reply;
   /** The reply to a request no operation matches: 404, or 405 with the path's methods when only the method is wrong. */
   miss(path: string): Reply;
   /** The 500 sent in place of a reply the contract refused. */
@@ -112,19 +114,24 @@ export function createErrorReplies(
       if (refusal === 'expired') return EXPIRED_KEY;
       return refusal === 'invalid' || refusal === 'revoked' ? INVALID_KEY : NO_KEY;
     },
-    insufficientScope: (required, missing) => {
-      const key = `${required.join(' ')},${missing.join(' ')}`;
+    insufficientScope: (operation, required, missing) => {
+      const code = declares(operation, 403) ? 'insufficient_scope' : 'unauthorized';
+      const key = `${code} ${required.join(' ')},${missing.join(' ')}`;
       let reply = scopeRefusals.get(key);
       if (reply === undefined) {
         const challenge = `${REALM}, error="insufficient_scope", scope="${required.join(' ')}"`;
         const message = `The API key lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`;
-        reply = fixedErrorReply(new ApiError('unauthorized', message, { 'WWW-Authenticate': challenge }));
+        reply = fixedErrorReply(new ApiError(code, message, { 'WWW-Authenticate': challenge }));
         scopeRefusals.set(key, reply);
       }
       return reply;
     },
-    rateLimited: (retryAfter) =>
-      errorReply(new ApiError('service_unavailable', "The API key's rate limit has been reached", { 'Retry-After': String(retryAfter) })),
+    rateLimited: (operation, retryAfter) =>
+      errorReply(
+        new ApiError(declares(operation, 429) ? 'rate_limited' : 'service_unavailable', ERRORS.rate_limited.message, {
+          'Retry-After': String(retryAfter),
+        }),
+      ),
     miss: (path) => {
       const allow = allowed(methodsAt(path)).join(', ');
       if (allow === '') return NOT_FOUND;

@@ -4,6 +4,7 @@ import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Respon
 import { ApiError } from '../errors';
 import type { Logger } from '../logger';
 import type { Metrics } from '../metrics';
+import type { CorsStep } from './cors';
 import type { Dispatch } from './dispatcher';
 import { thrownReply } from './error-reply';
 import { sendReply, setCommonHeaders } from './reply';
@@ -16,6 +17,8 @@ import { requestContext, startRequestContext, type RequestContext } from './requ
  *                     reads and adds to; its headers (the id and the common ones) go out with the
  *                     response's head (reply.ts)
  *   2. record         once the response is over (sent, or abandoned): one log line and the metrics
+ *      cors           only where the deployment allows origins: a preflight answered, an allowed
+ *                     page's request given its headers (cors.ts)
  *   3. limit          a body over the limit is a 413; one within it is read whole before routing
  *   4. route          an infrastructure endpoint (express's routes, in app.ts), or the contract
  *
@@ -34,6 +37,8 @@ export interface PipelineOptions {
   dispatch: Dispatch;
   /** Whether a path belongs to an infrastructure endpoint rather than the contract. */
   isEndpoint: (path: string) => boolean;
+  /** The CORS step, when the deployment allows some origins. */
+  cors?: CorsStep | undefined;
 }
 
 /** The pipeline's three express handlers: its entry, what answers a path no endpoint serves, and the error renderer. */
@@ -47,7 +52,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Builds the pipeline's steps around a dispatcher. */
 export function createPipeline(options: PipelineOptions): Pipeline {
-  const { logger, metrics, maxBodyBytes, dispatch, isEndpoint } = options;
+  const { logger, metrics, maxBodyBytes, dispatch, isEndpoint, cors } = options;
 
   // 1. identify
   const identify = (req: IncomingMessage): RequestContext => {
@@ -105,7 +110,19 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   const entry: RequestHandler = (req, res, next) => {
     const context = identify(req);
     record(req, res, context);
-    // 3. limit
+    if (cors === undefined) return limit(req, res, next, context);
+    cors(req, res, context, () => {
+      // What the rest throws or rejects goes to the error renderer, as it would from entry.
+      try {
+        limit(req, res, next, context)?.catch(next);
+      } catch (err) {
+        next(err);
+      }
+    });
+  };
+
+  // 3. limit
+  const limit = (req: Request, res: Response, next: NextFunction, context: RequestContext): Promise<void> | void => {
     const declared = req.headers['content-length'];
     if (declared !== undefined && Number(declared) > maxBodyBytes) throw bodyTooLarge(maxBodyBytes);
     if ((declared === undefined || declared === '0') && req.headers['transfer-encoding'] === undefined) {

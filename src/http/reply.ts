@@ -22,10 +22,20 @@ type SuccessStatus<V extends ApiVersion, K extends OperationIdOf<V>> = keyof Res
 type Declared<R> = R extends { headers: infer H } ? { [N in keyof H as string extends N ? never : N]: H[N] } : object;
 
 /**
- * The declared headers a handler sets: a deprecated operation's `Deprecation`, `Sunset` and `Link`
- * come from the document (src/contract/deprecation.ts), added to every reply by the pipeline.
+ * The headers the pipeline adds to a reply, never its handler: the rate-limit fields of a key with
+ * policies (authorize.ts) and the CORS origin of an allowed page (cors.ts).
  */
-type DeclaredHeaders<R> = Declared<R> extends { Deprecation: unknown } ? Omit<Declared<R>, 'Deprecation' | 'Sunset' | 'Link'> : Declared<R>;
+type PipelineHeaders = 'RateLimit' | 'RateLimit-Policy' | 'Access-Control-Allow-Origin';
+
+/**
+ * The declared headers a handler sets: the pipeline's own are left out, as are a deprecated
+ * operation's `Deprecation`, `Sunset` and `Link`, which come from the document
+ * (src/contract/deprecation.ts) and are added to every reply by the pipeline.
+ */
+type DeclaredHeaders<R> =
+  Declared<R> extends { Deprecation: unknown }
+    ? Omit<Declared<R>, PipelineHeaders | 'Deprecation' | 'Sunset' | 'Link'>
+    : Omit<Declared<R>, PipelineHeaders>;
 
 /**
  * A reply's `headers`: the response's declared headers, typed (a required one, such as the list's

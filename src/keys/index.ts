@@ -2,4 +2,4 @@ export { KEY_PREFIX, generateKey, hashKey, keyNameProblem, parseBearer } from '.
 export { bearerCheck, type BearerResult, type KeyRefusal } from './bearer';
 export { expiryOf, laterBy, type ExpiryOptions } from './expiry';
 export { missingScopes, parseScopes, scopeSet } from './scopes';
-export { quotasOf, verdictOf, type RateVerdict } from './rate-limit';
+export { quotasOf, rateLimitFields, verdictOf, type RateLimitFields, type RateVerdict } from './rate-limit';

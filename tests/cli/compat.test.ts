@@ -23,12 +23,13 @@ function editedFile(name: string, edit: (doc: ReturnType<typeof readDocument>) =
   return file;
 }
 
-test('on this project: v1 and v2 match their latest releases, 1.0.2 and 2.1.2: the check passes', async () => {
+test('on this project: v1, v2 and v3 match their latest releases, 1.0.2, 2.1.2 and 3.0.0: the check passes', async () => {
   const result = await cliAsync(['compat']);
 
   expect(result.stdout).toBe(
     'spec/openapi.yaml (1.0.2) against spec/released/1.0.2.yaml (1.0.2): no changes\n' +
-      'spec/openapi-v2.yaml (2.1.2) against spec/released/2.1.2.yaml (2.1.2): no changes\n',
+      'spec/openapi-v2.yaml (2.1.2) against spec/released/2.1.2.yaml (2.1.2): no changes\n' +
+      'spec/openapi-v3.yaml (3.0.0) against spec/released/3.0.0.yaml (3.0.0): no changes\n',
   );
   expect(result.status).toBe(0);
 });
@@ -182,7 +183,7 @@ describe('checkProject', () => {
   });
 
   test('a major version with no release yet has nothing frozen', () => {
-    const spec = projectWith('next-major', (doc) => (doc.info.version = '3.0.0'));
+    const spec = projectWith('next-major', (doc) => (doc.info.version = '9.0.0'));
 
     expect(checkProject(new Date(), spec)).toContainEqual({ document: 'spec/openapi.yaml', release: null, report: null });
   });
@@ -228,6 +229,59 @@ describe("v2's 2.1.0 against 2.0.0, as it was before 2.1.0 was released", () => 
     expect(v2(before21('no-section', '2.1.0', without21)).report!.problems).toEqual([
       'CHANGELOG.md has no section for 2.1.0 ("## 2.1.0 (date)"): additive changes are announced there',
     ]);
+  });
+});
+
+describe("v3's open Error.code set, on a copy of the project", () => {
+  /** A copy of spec/ and CHANGELOG.md whose working v3 document has its known codes edited. */
+  function v3With(name: string, version: string, codes: (known: string[]) => string[], changelog = (text: string) => text) {
+    const root = path.join(tmp.dir, name);
+    fs.cpSync(path.dirname(SPEC_PATH), path.join(root, 'spec'), { recursive: true });
+    const working = path.join(root, 'spec', 'openapi-v3.yaml');
+    const doc = readDocument(working);
+    doc.info.version = version;
+    const code = (doc.components!.schemas!.Error as { properties: { code: Record<string, string[]> } }).properties.code;
+    code['x-extensible-enum'] = codes(code['x-extensible-enum']!);
+    fs.writeFileSync(working, stringify(doc));
+    const text = fs.readFileSync(path.join(path.dirname(SPEC_PATH), '..', 'CHANGELOG.md'), 'utf8');
+    fs.writeFileSync(path.join(root, 'CHANGELOG.md'), changelog(text));
+    return checkProject(new Date(), path.join(root, 'spec')).find((check) => check.document === 'spec/openapi-v3.yaml')!;
+  }
+  const with310 = (text: string) => text.replace('## 3.0.0 (', '## 3.1.0 (2026-12-01)\n\n- A new code.\n\n## 3.0.0 (');
+
+  test('3.0.0 was a new major: before its release, nothing of v3 was frozen', () => {
+    const root = path.join(tmp.dir, 'before-3');
+    fs.cpSync(path.dirname(SPEC_PATH), path.join(root, 'spec'), { recursive: true });
+    fs.rmSync(path.join(root, 'spec', 'released', '3.0.0.yaml'));
+    fs.copyFileSync(path.join(path.dirname(SPEC_PATH), '..', 'CHANGELOG.md'), path.join(root, 'CHANGELOG.md'));
+
+    expect(checkProject(new Date(), path.join(root, 'spec'))).toContainEqual({
+      document: 'spec/openapi-v3.yaml',
+      release: null,
+      report: null,
+    });
+  });
+
+  test('a code added to the open set is additive: it passes with a minor bump and a changelog section', () => {
+    const check = v3With('code-added', '3.1.0', (known) => [...known.slice(0, 3), 'idempotency_key_reused', ...known.slice(3)], with310);
+
+    const rules = new Set(check.report!.findings.map((f) => `${f.class} ${f.rule} ${f.message}`));
+    expect([...rules]).toEqual(['additive open-enum-value-added "idempotency_key_reused" added to an open set']);
+    expect(check.report!.problems).toEqual([]);
+    expect(v3With('code-added-no-bump', '3.0.0', (known) => [...known, 'idempotency_key_reused']).report!.problems).toEqual([
+      'additive changes need a minor version bump: info.version is 3.0.0, and must be at least 3.1.0',
+    ]);
+  });
+
+  test('a code removed from it is breaking; the same codes in another order change nothing', () => {
+    const removed = v3With('code-removed', '3.1.0', (known) => known.filter((code) => code !== 'rate_limited'), with310);
+    const reordered = v3With('codes-reordered', '3.0.0', (known) => [...known].reverse());
+
+    expect(new Set(removed.report!.findings.map((f) => `${f.class} ${f.rule} ${f.message}`))).toEqual(
+      new Set(['breaking open-enum-value-removed "rate_limited" removed from an open set']),
+    );
+    expect(removed.report!.problems).toContainEqual(expect.stringContaining('breaking change'));
+    expect(reordered.report!.findings).toEqual([]);
   });
 });
 

@@ -139,11 +139,35 @@ describe('against a real server', () => {
     expect(rowsOf(file).map((row) => row.status)).toEqual(['pending', 'shipped', 'cancelled']);
   });
 
+  test('--api-version v3 checks v3 as v2, under /v3, and --allow-writes cancels through v3', async () => {
+    const result = await contractCheck([
+      '--base-url',
+      `${server.url}/v3`,
+      '--api-key',
+      key,
+      '--api-version',
+      'v3',
+      '--allow-writes',
+      '--cancel-order',
+      '3',
+      '--shipped-order',
+      '2',
+    ]);
+
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    const passed = result.stdout.split('\n').filter((line) => line.startsWith('PASS  '));
+    expect(passed).toHaveLength(20);
+    expect(passed).toContain('PASS  GET /v3/openapi.json serves the local spec, unchanged');
+    expect(passed).toContain('PASS  listOrderEvents after the cancel of 3: its order.cancelled event, within 10 s');
+    expect(rowsOf(file).map((row) => row.status)).toEqual(['pending', 'shipped', 'cancelled']);
+  });
+
   test('an unknown --api-version is refused, naming the flag', async () => {
-    const result = await contractCheck(['--base-url', server.url, '--api-key', key, '--api-version', 'v3']);
+    const result = await contractCheck(['--base-url', server.url, '--api-key', key, '--api-version', 'v9']);
 
     expect(result.status).toBe(1);
-    expect(result.stderr).toContain('--api-version must be v1 or v2, got "v3"');
+    expect(result.stderr).toContain('--api-version must be one of v1, v2, v3, got "v9"');
   });
 
   test.each([

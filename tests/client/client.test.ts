@@ -1,4 +1,5 @@
 import { OrdersApiError, createOrdersClient, type OrdersClient } from '../../src/client';
+import { generateKey, hashKey } from '../../src/keys';
 import { listen } from '../helpers/app';
 import { eachStore, order } from '../helpers/stores';
 import { until } from '../helpers/wait';
@@ -163,6 +164,62 @@ eachStore((s) => {
       await expect(client.v2.listOrders({ limit: 0 })).rejects.toMatchObject({ status: 400, code: 'invalid_request' });
       const listed = await client.listOrders();
       expect(listed.notModified === false && listed.orders.map((o) => o.id)).toEqual([2]);
+    });
+  });
+
+  describe('v3', () => {
+    const clientWith = async (name: string, options: { rateLimit?: string; scopes?: string[] }) => {
+      const key = generateKey();
+      await s.store.createKey(name, hashKey(key), options);
+      return createOrdersClient({ baseUrl: `${server.url}/v3`, apiKey: key });
+    };
+
+    test("v3 reads, pages and cancels as v2 does, and states the key's rate limit from RateLimit", async () => {
+      await s.store.importOrders([order({ id: 1 }), order({ id: 2 }), order({ id: 3, status: 'shipped' })]);
+      const limited = await clientWith('limited', { rateLimit: '100/h,1000/day' });
+
+      expect(limited.v3.rateLimit).toBeUndefined();
+      const ids = [];
+      for await (const each of limited.v3.orders({ limit: 2 })) ids.push(each.id);
+      const one = await limited.v3.getOrder(3);
+      await limited.v3.cancelOrder(1);
+
+      expect(ids).toEqual([1, 2, 3]);
+      expect(one.notModified === false && one.order.status).toBe('shipped');
+      expect(limited.v3.rateLimit).toMatchObject({
+        policy: 'h',
+        policies: [
+          { name: 'h', quota: 100, window: 3600 },
+          { name: 'day', quota: 1000, window: 86400 },
+        ],
+      });
+      // Four requests counted: 96 left, or more if the hour turned meanwhile.
+      expect(limited.v3.rateLimit!.remaining).toBeGreaterThanOrEqual(96);
+      expect(limited.v3.rateLimit!.remaining).toBeLessThan(100);
+      // A key without policies: no fields.
+      await client.v3.getOrder(2);
+      expect(client.v3.rateLimit).toBeUndefined();
+    });
+
+    test('a key without the scope gets the typed 403; a spent limit, read after Retry-After, or thrown for a cancel', async () => {
+      await s.store.importOrders([order({ id: 1 })]);
+      const reader = await clientWith('reader', { scopes: ['orders:read'], rateLimit: '1/s' });
+
+      const refused = await reader.v3.cancelOrder(1).catch((err: unknown) => err);
+      // The cancel was refused for its scope, uncounted: the second's budget is whole.
+      await reader.v3.getOrder(1);
+      // The next read in the same second gets a 429 with Retry-After: 1, and is tried again after it.
+      const again = await reader.v3.getOrder(1);
+      const limited = await clientWith('limited-canceller', { rateLimit: '1/day' });
+      await limited.v3.getOrder(1);
+      const spent = await limited.v3.cancelOrder(1).catch((err: unknown) => err);
+
+      expect(refused).toBeInstanceOf(OrdersApiError);
+      expect(refused).toMatchObject({ status: 403, code: 'insufficient_scope' });
+      expect(again.notModified === false && again.order.id).toBe(1);
+      expect(spent).toMatchObject({ status: 429, code: 'rate_limited' });
+      expect((spent as OrdersApiError).rateLimit).toMatchObject({ policy: 'day', remaining: 0 });
+      expect((await s.store.getOrder(1))?.status).toBe('pending');
     });
   });
 });

@@ -7,9 +7,10 @@ import { addOrderNote, addToDocument } from '../helpers/notes-operation';
 import { npmRun, projectForFile } from '../helpers/project';
 
 // A spec author adds an operation with a path parameter, a query parameter and a JSON body, and
-// declares only what it answers itself: 201, 400 and 401. The statuses the server makes before the
-// handler runs (a wrong media type, a body that does not parse or breaks the schema, no key) must
-// all come back as what the operation declares, never as a 500.
+// declares only what it answers itself and the 503 of a busy server or a spent rate limit: 201,
+// 400, 401 and 503. The statuses the server makes before the handler runs (a wrong media type, a
+// body that does not parse or breaks the schema, no key, a key without its scope or over its limit)
+// must all come back as what the operation declares, never as a 500.
 const { tmpDir, dir, servers } = projectForFile();
 const tmp = { dir: tmpDir };
 const spec = path.join(dir, 'spec', 'openapi-v2.yaml');
@@ -24,6 +25,8 @@ const NEW_OPERATION = addOrderNote(`        '201':
           $ref: '#/components/responses/BadRequest'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
 `);
 
 let scaffolded: { status: number | null; output: string };
@@ -92,6 +95,44 @@ test('no key gets the declared 401 Error', async () => {
   expect(reply.body).toEqual({ code: 'unauthorized', message: 'A valid API key is required', status: 401 });
   expect(reply.problem).toBeNull();
 }, 30000);
+
+test('a key without its scope gets the declared 401; one over its rate limit the declared 503, with Retry-After', async () => {
+  const db = path.join(tmp.dir, 'notes.db');
+  const writer = cli(['--db', db, 'keys', 'create', '--name', 'canceller', '--scopes', 'orders:cancel']).stdout.trim();
+  const limited = cli(['--db', db, 'keys', 'create', '--name', 'limited', '--rate-limit', '1/day']).stdout.trim();
+  const json = { 'Content-Type': 'application/json' };
+
+  const unscoped = await post({ ...json, Authorization: `Bearer ${writer}` }, '{"text": "x"}');
+  await post({ ...json, Authorization: `Bearer ${limited}` }, '{"text": "x"}');
+  const spent = await post({ ...json, Authorization: `Bearer ${limited}` }, '{"text": "x"}');
+
+  expect(unscoped.status).toBe(401);
+  expect(unscoped.body).toEqual({ code: 'unauthorized', message: 'The API key lacks the scope orders:read', status: 401 });
+  expect(unscoped.problem).toBeNull();
+  expect(spent.status).toBe(503);
+  expect(spent.body).toEqual({ code: 'service_unavailable', message: "The API key's rate limit has been reached", status: 503 });
+  expect(spent.problem).toBeNull();
+}, 30000);
+
+test('without its 503, npm run check names the 429 of a spent rate limit', () => {
+  const declared = fs.readFileSync(spec, 'utf8');
+  const without503 = declared.replace(
+    /(operationId: addOrderNote[\s\S]*?)        '503':\n {10}\$ref: '#\/components\/responses\/ServiceUnavailable'\n/,
+    '$1',
+  );
+  expect(without503).not.toBe(declared);
+  fs.writeFileSync(spec, without503);
+  try {
+    const check = npmRun(dir, 'check:documents');
+
+    expect(check.status).not.toBe(0);
+    expect(check.output).toContain(
+      "spec/openapi-v2.yaml: addOrderNote can answer 429 (it is secured: a key over its rate limit (or 503, v1's and v2's answer)) but does not declare it: add a '429' response",
+    );
+  } finally {
+    fs.writeFileSync(spec, declared);
+  }
+}, 60000);
 
 test('without its 400, npm run check fails naming the operation and the status, and the server will not start, in the same words', async () => {
   const declared = fs.readFileSync(spec, 'utf8');

@@ -30,6 +30,7 @@ export function documentWithNotes(edit: (operation: OpenAPIV3.OperationObject) =
       '413': errorResponse('PayloadTooLarge'),
       '415': { description: 'The body is not JSON.', content: error },
       '500': errorResponse('InternalError'),
+      '503': errorResponse('ServiceUnavailable'),
     },
   };
   edit(operation);

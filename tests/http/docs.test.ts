@@ -40,7 +40,7 @@ if (!present && !REQUIRED) {
     tmp.cleanup();
   });
 
-  test('shows v2 first, then v1 with its deprecated getPetById, the bearer scheme and the Error object, offline', async () => {
+  test('shows v3 first, then v1 with its deprecated getPetById, the bearer scheme and the Error object, offline', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 2400 } });
     const elsewhere: string[] = [];
     // Offline: anything not served by this server is refused, and noted.
@@ -55,10 +55,10 @@ if (!present && !REQUIRED) {
     await page.waitForSelector('.opblock-summary-path', { timeout: 15000 });
     // Read once the last operation's summary is there: blocks can appear before their text.
     await page.locator('.opblock-summary').filter({ hasText: 'Cancel a pending order' }).first().waitFor({ timeout: 15000 });
-    const v2 = await page.locator('body').innerText();
-    const v2Paths = await page.locator('.opblock-summary-path').allInnerTexts();
+    const v3 = await page.locator('body').innerText();
+    const v3Paths = await page.locator('.opblock-summary-path').allInnerTexts();
     fs.mkdirSync(ARTIFACTS, { recursive: true });
-    await page.screenshot({ path: path.join(ARTIFACTS, 'docs-v2.png'), fullPage: true });
+    await page.screenshot({ path: path.join(ARTIFACTS, 'docs-v3.png'), fullPage: true });
     // The version is chosen in the top bar; v1 follows.
     await page.locator('.topbar select').selectOption({ label: 'v1 (1.0.2)' });
     // Read once the deprecated operation shows its sunset date: the block appears before its text is rendered.
@@ -73,12 +73,14 @@ if (!present && !REQUIRED) {
 
     expect(response?.status()).toBe(200);
     expect(elsewhere).toEqual([]);
-    expect(v2).toContain('2.1.2');
-    expect(v2).toContain('Read one order');
-    expect(v2).toContain('Read what changed');
-    expect(v2).toContain('nextCursor');
-    expect(v2).toContain('shipDateFrom');
-    expect(v2Paths).toEqual(['/store/orders', '/store/orders/{orderId}', '/store/orders/{orderId}', '/store/order-events']);
+    expect(v3).toContain('3.0.0');
+    expect(v3).toContain('Read one order');
+    expect(v3).toContain('Read what changed');
+    expect(v3).toContain('nextCursor');
+    expect(v3).toContain('shipDateFrom');
+    expect(v3).toContain('insufficient_scope');
+    expect(v3).toContain('RateLimit-Policy');
+    expect(v3Paths).toEqual(['/store/orders', '/store/orders/{orderId}', '/store/orders/{orderId}', '/store/order-events']);
     expect(v1).toContain('Petstore Store Orders API');
     expect(v1).toContain('/store/orders/{orderId}');
     expect(v1).toContain('listOrders');
@@ -105,8 +107,8 @@ if (!present && !REQUIRED) {
     await page.waitForSelector('.opblock-get .live-responses-table', { timeout: 15000 });
     const answered = await page.locator('.opblock-get .live-responses-table').first().innerText();
 
-    expect(servers[0]).toBe('../../v2 - This deployment');
-    expect(called.filter((url) => url.startsWith(`${server.url}/v2/store/orders?limit=100&status=pending`))).toHaveLength(1);
+    expect(servers[0]).toBe('../../v3 - This deployment');
+    expect(called.filter((url) => url.startsWith(`${server.url}/v3/store/orders?limit=100&status=pending`))).toHaveLength(1);
     expect(called.some((url) => url.includes('localhost:8080'))).toBe(false);
     // No key was given: this deployment's own 401, with its Error.
     expect(answered).toContain('401');
@@ -130,7 +132,7 @@ test('the docs page and its assets are served from the package, without a key', 
     expect(assets.map((res) => res.status)).toEqual(scripts.map(() => 200));
     expect((await fetch(`${server.url}/docs/assets/package.json`)).status).toBe(404);
     // What the page shows: each version's document, this deployment first among its servers, nothing else changed.
-    for (const version of ['v1', 'v2']) {
+    for (const version of ['v1', 'v2', 'v3']) {
       const shown = (await (await fetch(`${server.url}/docs/openapi/${version}.json`)).json()) as { servers: Array<{ url: string }> };
       const served = (await (await fetch(`${server.url}/${version}/openapi.json`)).json()) as { servers: Array<{ url: string }> };
       expect(shown.servers[0]).toEqual({ url: `../../${version}`, description: 'This deployment' });

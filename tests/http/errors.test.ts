@@ -300,4 +300,32 @@ describe('ApiError', () => {
     expect(Error.stackTraceLimit).toBe(limit);
     expect(other.stack).toMatch(/\n\s+at /);
   });
+
+  test('a message keeps within the Error schema whatever input it quotes: control characters escaped, cut at 1024', () => {
+    const quoted = new ApiError('invalid_request', 'complete must be true or false, got "a\nb\u0000"');
+    const long = new ApiError('invalid_request', `got "${'x'.repeat(5000)}"`);
+
+    expect(quoted.message).toBe('complete must be true or false, got "a\\u000ab\\u0000"');
+    expect(long.message).toHaveLength(1024);
+    expect(long.message.endsWith('…')).toBe(true);
+    expect(new ApiError('unauthorized').message).toBe('A valid API key is required');
+  });
+});
+
+eachStore((s) => {
+  test('a hostile query value quoted in a v3 message gets the 400 the contract allows, never a 500', async () => {
+    const app = await createApp({ store: s.store });
+
+    const control = await request(app).get('/v3/store/orders?complete=%0A%1B').set(s.auth);
+    const long = await request(app)
+      .get(`/v3/store/orders?complete=${'y'.repeat(3000)}`)
+      .set(s.auth);
+
+    expect(control.status).toBe(400);
+    expect(control.body.message).toContain('\\u000a\\u001b');
+    await expectConforms(control, 'listOrders', 'v3');
+    expect(long.status).toBe(400);
+    expect(long.body.message).toHaveLength(1024);
+    await expectConforms(long, 'listOrders', 'v3');
+  });
 });

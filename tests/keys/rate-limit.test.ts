@@ -1,4 +1,4 @@
-import { quotasOf, verdictOf } from '../../src/keys';
+import { quotasOf, rateLimitFields, verdictOf } from '../../src/keys';
 import { formatPolicies, parsePolicies, storedPolicies, type Policy } from '../../src/rate-policy';
 import type { RateWindows } from '../../src/store';
 
@@ -48,9 +48,41 @@ test('a refused request is told to wait until every spent window has ended, and 
     { quota: 100, unit: 'h' },
   ];
 
-  expect(verdictOf(policies, false, windows({ s: 5, min: 3, h: 10 }))).toEqual({ admitted: false, retryAfter: 1 });
-  expect(verdictOf(policies, false, windows({ s: 5, min: 60, h: 10 }))).toEqual({ admitted: false, retryAfter: 30 });
-  expect(verdictOf(policies, false, windows({ s: 5, min: 60, h: 100 }))).toEqual({ admitted: false, retryAfter: 3570 });
+  // The spent policy whose window ends last is the tightest: nothing left in it until then.
+  expect(verdictOf(policies, false, windows({ s: 5, min: 3, h: 10 }))).toEqual({
+    admitted: false,
+    retryAfter: 1,
+    tightest: { unit: 's', remaining: 0, reset: 1 },
+  });
+  expect(verdictOf(policies, false, windows({ s: 5, min: 60, h: 10 }))).toEqual({
+    admitted: false,
+    retryAfter: 30,
+    tightest: { unit: 'min', remaining: 0, reset: 30 },
+  });
+  expect(verdictOf(policies, false, windows({ s: 5, min: 60, h: 100 }))).toEqual({
+    admitted: false,
+    retryAfter: 3570,
+    tightest: { unit: 'h', remaining: 0, reset: 3570 },
+  });
   expect(quotasOf(policies)).toEqual({ s: 5, min: 60, h: 100 });
   expect(quotasOf(policies)).toBe(quotasOf(policies));
+});
+
+test('the RateLimit fields: every policy by its unit, quota and window; the tightest with what is left and its reset', () => {
+  const policies: Policy[] = [
+    { quota: 600, unit: 'min' },
+    { quota: 100_000, unit: 'day' },
+  ];
+
+  const admitted = verdictOf(policies, true, windows({ min: 1, day: 1 }));
+  const refused = verdictOf(policies, false, windows({ min: 600, day: 700 }));
+
+  expect(rateLimitFields(policies, admitted)).toEqual({
+    'RateLimit-Policy': '"min";q=600;w=60, "day";q=100000;w=86400',
+    RateLimit: '"min";r=599;t=30',
+  });
+  expect(rateLimitFields(policies, refused)).toEqual({
+    'RateLimit-Policy': '"min";q=600;w=60, "day";q=100000;w=86400',
+    RateLimit: '"min";r=0;t=30',
+  });
 });

@@ -33,6 +33,8 @@ const NEW_OPERATION = addOrderNote(`        '201':
           $ref: '#/components/responses/PayloadTooLarge'
         '500':
           $ref: '#/components/responses/InternalError'
+        '503':
+          $ref: '#/components/responses/ServiceUnavailable'
 `);
 
 let scaffolded: { status: number | null; output: string };

@@ -16,7 +16,7 @@ app.get('/v1/store/orders', (req, res) => {
   }
   res.json(store.listOrders());
 });
-app.get('/v2/store/orders/:orderId', (req, res) => {
+app.get(['/v2/store/orders/:orderId', '/v3/store/orders/:orderId'], (req, res) => {
   if (!store.authorized(req.headers.authorization)) {
     res.status(401).set('WWW-Authenticate', 'Bearer').json(UNAUTHORIZED);
     return;

@@ -27,17 +27,20 @@ app.get('/v1/store/orders', { schema: { response: { 200: { type: 'array', items:
   if (!store.authorized(req.headers.authorization)) return reply.code(401).header('WWW-Authenticate', 'Bearer').send(UNAUTHORIZED);
   return store.listOrders();
 });
-app.get<{ Params: { orderId: string } }>(
-  '/v2/store/orders/:orderId',
-  { schema: { response: { 200: v2Order, 401: error, 404: error } } },
-  async (req, reply) => {
-    if (!store.authorized(req.headers.authorization)) return reply.code(401).header('WWW-Authenticate', 'Bearer').send(UNAUTHORIZED);
-    const id = Number(req.params.orderId);
-    const found = store.getOrder(id);
-    if (found === undefined) return reply.code(404).send(notFound(id));
-    return reply.header('ETag', found.etag).send(found.order);
-  },
-);
+// One order, as v2 and v3 read it (the same Order).
+for (const version of ['v2', 'v3']) {
+  app.get<{ Params: { orderId: string } }>(
+    `/${version}/store/orders/:orderId`,
+    { schema: { response: { 200: v2Order, 401: error, 404: error } } },
+    async (req, reply) => {
+      if (!store.authorized(req.headers.authorization)) return reply.code(401).header('WWW-Authenticate', 'Bearer').send(UNAUTHORIZED);
+      const id = Number(req.params.orderId);
+      const found = store.getOrder(id);
+      if (found === undefined) return reply.code(404).send(notFound(id));
+      return reply.header('ETag', found.etag).send(found.order);
+    },
+  );
+}
 app.delete<{ Params: { orderId: string } }>(
   '/v1/store/orders/:orderId',
   { schema: { response: { 401: error, 404: error, 409: error } } },

@@ -16,7 +16,7 @@ http
     const url = req.url ?? '/';
     if (req.method === 'GET' && url === '/healthz') return json(res, 200, { status: 'ok' });
     const cancel = /^\/v1\/store\/orders\/(-?\d+)$/.exec(url);
-    const read = req.method === 'GET' ? /^\/v2\/store\/orders\/(-?\d+)$/.exec(url) : null;
+    const read = req.method === 'GET' ? /^\/v[23]\/store\/orders\/(-?\d+)$/.exec(url) : null;
     const list = url === '/v1/store/orders';
     if (list && req.method !== 'GET') return json(res, 405, METHOD_NOT_ALLOWED, { Allow: 'GET, HEAD' });
     if (!((list && req.method === 'GET') || (cancel && req.method === 'DELETE') || read)) return json(res, 404, NO_OPERATION);

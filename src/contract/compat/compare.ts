@@ -34,9 +34,15 @@ export function compareDocuments(base: OpenAPIV3.Document, head: OpenAPIV3.Docum
   // uses in two places (a YAML anchor, or a schema shared in code) must be two objects.
   const { diffs } = apiCompare(JSON.parse(JSON.stringify(base)), JSON.parse(JSON.stringify(head)));
   const findings: Finding[] = [];
+  const openSets = new Map<string, OpenSetChange>();
   for (const diff of diffs) {
     const path = diff.path;
     if (path[0] === 'components' || path[0] === 'openapi') continue;
+    const at = path.indexOf(OPEN_SET);
+    if (at !== -1) {
+      openSetChange(openSets, path.slice(0, at + 1), diff);
+      continue;
+    }
     const change: RawChange = {
       action: diff.action,
       path,
@@ -51,7 +57,45 @@ export function compareDocuments(base: OpenAPIV3.Document, head: OpenAPIV3.Docum
     }
     findings.push({ ...verdict, pointer: pointerOf(path), message: diff.description ?? `${diff.action} ${path.join('.')}` });
   }
+  for (const { path, added, removed } of openSets.values()) {
+    const pointer = pointerOf(path);
+    for (const value of added) if (!removed.has(value)) findings.push(openSetFinding('added', pointer, value));
+    for (const value of removed) if (!added.has(value)) findings.push(openSetFinding('removed', pointer, value));
+  }
   return findings;
+}
+
+/**
+ * The keyword of an open set (Zalando's `x-extensible-enum`): the values a schema knows today, of a
+ * string that may take others tomorrow, such as v3's `Error.code`. Clients must already handle a
+ * value they do not know, so adding one is additive; removing one breaks a client that relies on it.
+ */
+const OPEN_SET = 'x-extensible-enum';
+
+/** What changed in one open set: values in, values out. The diff library compares the list by position, the rule by value. */
+interface OpenSetChange {
+  readonly path: ReadonlyArray<string | number>;
+  readonly added: Set<unknown>;
+  readonly removed: Set<unknown>;
+}
+
+function openSetChange(
+  sets: Map<string, OpenSetChange>,
+  path: ReadonlyArray<string | number>,
+  diff: { action: string; before?: unknown; after?: unknown },
+): void {
+  const key = JSON.stringify(path);
+  let change = sets.get(key);
+  if (change === undefined) sets.set(key, (change = { path, added: new Set(), removed: new Set() }));
+  const values = (value: unknown): unknown[] => (Array.isArray(value) ? value : value === undefined ? [] : [value]);
+  if (diff.action !== 'add') for (const value of values(diff.before)) change.removed.add(value);
+  if (diff.action !== 'remove') for (const value of values(diff.after)) change.added.add(value);
+}
+
+function openSetFinding(change: 'added' | 'removed', pointer: string, value: unknown): Finding {
+  return change === 'added'
+    ? { class: 'additive', rule: 'open-enum-value-added', pointer, message: `${JSON.stringify(value)} added to an open set` }
+    : { class: 'breaking', rule: 'open-enum-value-removed', pointer, message: `${JSON.stringify(value)} removed from an open set` };
 }
 
 /**
