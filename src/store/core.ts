@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { instantKey } from '../date-time';
 import { DuplicateKeyNameError, StoreInvariantError } from './errors';
 import {
   type CancelOutcome,
@@ -13,6 +14,8 @@ import {
   type OrderSnapshot,
   type OrderStatus,
   type ShipOutcome,
+  type NewOrder,
+  type PlaceOutcome,
 } from './types';
 import type { Dialect } from './dialect';
 import { rateWindowsOf, type ListedRow, type OrderRow } from './sql';
@@ -173,4 +176,25 @@ export async function* importBatches(records: ImportRecords): AsyncGenerator<rea
     return;
   }
   for await (const item of records) yield Array.isArray(item) ? item : [item];
+}
+
+/**
+ * What a kept Idempotency-Key record says to a placement with `fingerprint`: the first answer
+ * again, or that the key was used with another body.
+ */
+export function keptOutcome(record: { fingerprint: string; answer: string }, fingerprint: string): PlaceOutcome {
+  return record.fingerprint === fingerprint ? { outcome: 'replayed', answer: record.answer } : { outcome: 'reused' };
+}
+
+/**
+ * A placed order's values after its id, as PLACEMENT_SQL.order takes them: pet, quantity, ship date,
+ * ship instant, the time `at`, and `complete` false as the store writes it.
+ */
+export function placedOrderValues(order: NewOrder, at: string, notComplete: 0 | false): unknown[] {
+  return [order.petId, order.quantity, order.shipDate, instantKey(order.shipDate), at, notComplete];
+}
+
+/** The record a placement of `order` under id `id` made: pending and not complete. */
+export function placedRecord(id: number, order: NewOrder): OrderRecord {
+  return { id, petId: order.petId, quantity: order.quantity, shipDate: order.shipDate, complete: false, status: 'pending' };
 }

@@ -75,6 +75,31 @@ export function keyRateLimits({ ddl }: Dialect): { readonly name: string; readon
   };
 }
 
+/**
+ * The records of placements by Idempotency-Key, the same in every store's history: one per API key
+ * and Idempotency-Key, with what identifies the request's body (its fingerprint), the order it
+ * placed, the answer to replay (as the placement made it, opaque to the store) and when. A record
+ * is written in the placement's own transaction, with its order and event; records older than the
+ * deployment keeps them are pruned by created_at.
+ */
+export function idempotencyKeys({ ddl }: Dialect): { readonly name: string; readonly sql: string } {
+  return {
+    name: 'idempotency keys of placements',
+    sql: `
+      CREATE TABLE idempotency_keys (
+        key_name    TEXT NOT NULL,
+        idem_key    TEXT NOT NULL CONSTRAINT idempotency_key_length CHECK (length(idem_key) BETWEEN 1 AND 255),
+        fingerprint TEXT NOT NULL,
+        order_id    ${ddl.integer} NOT NULL,
+        answer      TEXT NOT NULL,
+        created_at  TEXT NOT NULL,
+        PRIMARY KEY (key_name, idem_key)
+      )${ddl.tableOptions};
+      CREATE INDEX idempotency_keys_created_at ON idempotency_keys (created_at);
+    `,
+  };
+}
+
 /** How many offending ids a refusal names. */
 export const REFUSAL_IDS = 10;
 

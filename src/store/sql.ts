@@ -176,6 +176,23 @@ export function rateWindowsOf(row: Record<string, unknown>): RateWindows {
 }
 
 /**
+ * The statements of a placement (Store.placeOrder), in the order it runs them in one transaction:
+ * the Idempotency-Key's record, if one is kept; the placed order, with the id the store gives it
+ * (`$1`) and its ship instant; the key's record of it, over an expired one. Then its event and the
+ * revision bump, as every write of an order. `$n` of `order`: id, pet, quantity, ship date, ship
+ * instant, time, and `complete` false in the store's own form.
+ */
+export const PLACEMENT_SQL = {
+  record: 'SELECT fingerprint, answer FROM idempotency_keys WHERE key_name = $1 AND idem_key = $2 AND created_at >= $3',
+  order: `INSERT INTO orders (id, pet_id, quantity, ship_date, ship_at, created_at, complete, status) VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending')`,
+  remember: `INSERT INTO idempotency_keys (key_name, idem_key, fingerprint, order_id, answer, created_at) VALUES ($1, $2, $3, $4, $5, $6)
+    ON CONFLICT (key_name, idem_key) DO UPDATE SET
+      fingerprint = excluded.fingerprint, order_id = excluded.order_id, answer = excluded.answer, created_at = excluded.created_at`,
+  /** Up to PRUNE_BATCH records made before `$1`, per statement. */
+  prune: `DELETE FROM idempotency_keys WHERE (key_name, idem_key) IN (SELECT key_name, idem_key FROM idempotency_keys WHERE created_at < $1 LIMIT 10000)`,
+} as const;
+
+/**
  * Every statement a store runs on orders, keys and its meta row, for the store's `visible`
  * condition: each store prepares these, and only these, on its own connections.
  */

@@ -94,6 +94,34 @@ export type CancelOutcome = 'cancelled' | 'shipped' | 'not_found';
 /** What happened to a ship request. */
 export type ShipOutcome = 'shipped' | 'already_shipped' | 'cancelled' | 'not_found';
 
+/** An order to place: what the client gives; the store gives it its id, and it starts pending and not complete. */
+export interface NewOrder {
+  readonly petId: number;
+  readonly quantity: number;
+  readonly shipDate: string;
+}
+
+/** One placement of an order under an API key and an Idempotency-Key (Store.placeOrder). */
+export interface Placement {
+  /** The API key's name: Idempotency-Keys are kept per API key. */
+  readonly keyName: string;
+  readonly idempotencyKey: string;
+  /** What identifies the request's body: the same for a retry of it, another for any other. */
+  readonly fingerprint: string;
+  readonly order: NewOrder;
+  /** Records made before this time (an ISO 8601 UTC time) have expired: their key places afresh. */
+  readonly keptSince: string;
+  /** The answer to keep with the key, made from the placed order in the placement's transaction (opaque to the store). */
+  readonly answer: (order: OrderRecord) => string;
+}
+
+/** What a placement found: a new order and its answer, the first answer of a retry, another body under the key, or a placement of the key still running. */
+export type PlaceOutcome =
+  | { readonly outcome: 'placed'; readonly answer: string }
+  | { readonly outcome: 'replayed'; readonly answer: string }
+  | { readonly outcome: 'reused' }
+  | { readonly outcome: 'in_use' };
+
 /** An API key as operators see it: never the key itself. */
 export interface KeyInfo {
   name: string;
@@ -197,6 +225,16 @@ export interface Store {
   cancelOrder(id: number): MaybePromise<CancelOutcome>;
   /** Atomically moves a pending order to shipped. */
   shipOrder(id: number): Promise<ShipOutcome>;
+  /**
+   * Places a new pending order, exactly once per API key and Idempotency-Key: the order, its
+   * order.created event and the key's record (with the placement's answer) commit together, so a
+   * crash leaves all or none. A key whose record is kept answers it again (`replayed`) for the same
+   * fingerprint, and `reused` for another; a key whose placement is running in this or another
+   * instance answers `in_use`. The order's id is above every id the store has had or is importing.
+   */
+  placeOrder(placement: Placement): Promise<PlaceOutcome>;
+  /** Removes the Idempotency-Key records made before `before` (an ISO 8601 UTC time); returns how many. */
+  pruneIdempotencyKeys(before: string): Promise<number>;
   /**
    * Inserts every record, or none if any record fails (the iterable may throw to abort).
    * Records are consumed as they come, a record or a batch at a time, so an import of any size

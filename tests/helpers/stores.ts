@@ -127,7 +127,7 @@ function postgresKind(): TestStoreKind {
       const store = await openPostgresStore(url, { poolSize: 4 });
       await sql(
         url,
-        `TRUNCATE orders, api_keys, order_events, key_usage;
+        `TRUNCATE orders, api_keys, order_events, key_usage, idempotency_keys;
          UPDATE store_meta SET revision = 0, store_id = substr(md5(random()::text), 1, 16), events_pruned_xid = '0', events_pruned_seq = 0`,
       );
       return {

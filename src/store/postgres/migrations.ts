@@ -1,5 +1,13 @@
 import type { PoolClient } from 'pg';
-import { KEY_EXPIRY_AND_ROTATION, KEY_SCOPES, keyRateLimits, SHIP_DATE_RULE, migrate as migrateWith, type Migration } from '../migration';
+import {
+  KEY_EXPIRY_AND_ROTATION,
+  KEY_SCOPES,
+  idempotencyKeys,
+  keyRateLimits,
+  SHIP_DATE_RULE,
+  migrate as migrateWith,
+  type Migration,
+} from '../migration';
 import { postgresConnection, postgresDialect } from './dialect';
 
 /**
@@ -245,6 +253,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 8, ...KEY_EXPIRY_AND_ROTATION },
   { version: 9, ...KEY_SCOPES },
   { version: 10, ...keyRateLimits(postgresDialect) },
+  { version: 11, ...idempotencyKeys(postgresDialect) },
 ];
 
 /**

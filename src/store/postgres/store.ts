@@ -6,10 +6,13 @@ import {
   cancelOutcome,
   cursorSecretOf,
   etagOf,
+  keptOutcome,
   keyCreationError,
   keyInfoOf,
   keyUpdateValues,
   newKeyValues,
+  placedOrderValues,
+  placedRecord,
   prefetched,
   rateCountOf,
   rowToListed,
@@ -27,7 +30,7 @@ import {
   pruneInBatches,
   type EventRow,
 } from '../events';
-import { BEFORE_FIRST_ID, rateCountValues, rateSql, statusSql, storeSql, type ListedRow, type OrderRow } from '../sql';
+import { BEFORE_FIRST_ID, PLACEMENT_SQL, rateCountValues, rateSql, statusSql, storeSql, type ListedRow, type OrderRow } from '../sql';
 import { EventsExpiredError, StoreInvariantError } from '../errors';
 import type {
   CancelOutcome,
@@ -42,6 +45,8 @@ import type {
   OrderSnapshot,
   OrderStatus,
   PageRequest,
+  PlaceOutcome,
+  Placement,
   ShipOutcome,
 } from '../types';
 import type { RateUnit } from '../../rate-policy';
@@ -53,6 +58,30 @@ import { migrate } from './migrations';
 
 /** The shared statements: every order of a PostgreSQL store is visible. */
 const SQL = storeSql();
+
+/** PostgreSQL's unique_violation: an id another transaction committed first. */
+const UNIQUE_VIOLATION = '23505';
+/** How many times a placement chooses its id before its failure is the request's. */
+const PLACEMENT_ATTEMPTS = 3;
+
+/**
+ * A placement's key record (PLACEMENT_SQL.record's), or, when there is none, the revision bumped
+ * (its row lock held to the commit): one row, whose fingerprint and answer are null without a record.
+ */
+const RECORD_OR_BUMP_SQL = `WITH kept AS (${PLACEMENT_SQL.record}),
+  bumped AS (${SQL.bumpRevision} WHERE NOT EXISTS (SELECT 1 FROM kept) RETURNING 1)
+  SELECT k.fingerprint, k.answer, (SELECT count(*) FROM bumped) AS bumped FROM (SELECT 1) one LEFT JOIN kept k ON true`;
+
+/**
+ * A placed order under the next id, and its order.created event: placedOrderValues' values (pet,
+ * quantity, ship date, ship instant, time, complete), the id one above the largest in the table.
+ */
+const PLACE_SQL = `WITH next AS (SELECT coalesce(max(id), 0) + 1 AS id FROM orders),
+  placed AS (
+    INSERT INTO orders (id, pet_id, quantity, ship_date, ship_at, created_at, complete, status)
+    SELECT id, $1, $2, $3, $4, $5, $6, 'pending' FROM next RETURNING id
+  )
+  ${insertEventsSql(`SELECT 'order.created', id, 'pending', $5 FROM placed`)} RETURNING order_id AS id`;
 /** The rate-limit count, by PostgreSQL's clock. */
 const RATE = rateSql(postgresDialect.clock);
 
@@ -297,6 +326,91 @@ class PostgresStore implements Store {
     if (row === undefined) throw new StoreInvariantError('a move of an order returned no row');
     if (row.moved === 1) this.committed({ [event.type]: 1 });
     return { moved: row.moved === 1, status: row.status };
+  }
+
+  async placeOrder(placement: Placement): Promise<PlaceOutcome> {
+    // A key whose record is kept is answered from it at once, without a transaction or the key's
+    // lock: a retry costs one read, and retries of a placed key never wait on one another.
+    const kept = await this.query<{ fingerprint: string; answer: string }>(PLACEMENT_SQL.record, [
+      placement.keyName,
+      placement.idempotencyKey,
+      placement.keptSince,
+    ]);
+    const record = kept.rows[0];
+    if (record !== undefined) return keptOutcome(record, placement.fingerprint);
+    // An import committing orders meanwhile can take the id this placement chose: it is chosen again.
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        const outcome = await this.placeOnce(placement);
+        if (outcome.outcome === 'placed') this.committed({ 'order.created': 1 });
+        return outcome;
+      } catch (err) {
+        if (
+          attempt >= PLACEMENT_ATTEMPTS ||
+          !(err instanceof pg.DatabaseError && err.code === UNIQUE_VIOLATION && err.table === 'orders')
+        ) {
+          throw err;
+        }
+      }
+    }
+  }
+
+  /**
+   * One attempt at a placement, in one transaction on one connection. The key's advisory lock
+   * (held to the commit) makes a second placement of the same key, in any instance, `in_use` at
+   * once instead of waiting for the first; the key's record is read again once the lock is held,
+   * for a first placement that committed since the read before it. The revision's row lock (every
+   * write of orders takes it) makes the id read after it above every committed order's.
+   */
+  private async placeOnce(placement: Placement): Promise<PlaceOutcome> {
+    const { keyName, idempotencyKey, fingerprint, order } = placement;
+    const client = await guard(() => this.pool.connect());
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      const locked = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock(hashtext($1), hashtext($2)) AS locked', [
+        keyName,
+        idempotencyKey,
+      ]);
+      if (locked.rows[0]?.locked !== true) {
+        await client.query('ROLLBACK');
+        return { outcome: 'in_use' };
+      }
+      // The key's record read again, now that the lock is held, and the revision bumped unless it
+      // is there: one statement.
+      const kept = await client.query<{ fingerprint: string | null; answer: string | null }>(RECORD_OR_BUMP_SQL, [
+        keyName,
+        idempotencyKey,
+        placement.keptSince,
+      ]);
+      const record = kept.rows[0];
+      if (record?.fingerprint != null && record.answer != null) {
+        await client.query('ROLLBACK');
+        return keptOutcome({ fingerprint: record.fingerprint, answer: record.answer }, fingerprint);
+      }
+      // One statement for the order and its event, begun once the revision's lock is held, so that
+      // its snapshot holds every order committed before.
+      const at = now();
+      const placed = await client.query<{ id: number }>(PLACE_SQL, placedOrderValues(order, at, false));
+      const id = placed.rows[0]?.id;
+      if (id === undefined) throw new StoreInvariantError('a placement inserted no order');
+      const answer = placement.answer(placedRecord(id, order));
+      await client.query(PLACEMENT_SQL.remember, [keyName, idempotencyKey, fingerprint, id, answer, at]);
+      await client.query('COMMIT');
+      return { outcome: 'placed', answer };
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      const translated = translate(err);
+      // A connection that failed under the placement is not given back to the pool.
+      broken = translated !== err;
+      throw translated;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  async pruneIdempotencyKeys(before: string): Promise<number> {
+    return pruneInBatches(async () => (await this.query(PLACEMENT_SQL.prune, [before])).rowCount ?? 0);
   }
 
   async readEvents(after: EventPosition | 'oldest', limit: number): Promise<EventPage> {

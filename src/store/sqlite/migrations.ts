@@ -1,5 +1,13 @@
 import type Database from 'better-sqlite3';
-import { KEY_EXPIRY_AND_ROTATION, KEY_SCOPES, keyRateLimits, SHIP_DATE_RULE, migrate as migrateWith, type Migration } from '../migration';
+import {
+  KEY_EXPIRY_AND_ROTATION,
+  KEY_SCOPES,
+  idempotencyKeys,
+  keyRateLimits,
+  SHIP_DATE_RULE,
+  migrate as migrateWith,
+  type Migration,
+} from '../migration';
 import { sqliteConnection, sqliteDialect } from './dialect';
 
 export type { Migration } from '../migration';
@@ -284,6 +292,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 7, ...KEY_EXPIRY_AND_ROTATION },
   { version: 8, ...KEY_SCOPES },
   { version: 9, ...keyRateLimits(sqliteDialect) },
+  { version: 10, ...idempotencyKeys(sqliteDialect) },
 ];
 
 /**

@@ -54,3 +54,10 @@ export const EVENTS_SQL = {
   prune: 'DELETE FROM order_events WHERE seq <= $1',
   markPruned: 'UPDATE store_meta SET events_pruned_seq = max(events_pruned_seq, $1)',
 } as const;
+
+/**
+ * The id a placement gives its order: above every order's, and above the span of an import being
+ * published (whose orders are not all in the table yet), so that no import's order can take it.
+ */
+export const NEXT_PLACED_ID_SQL =
+  'SELECT max(coalesce((SELECT max(id) FROM orders), 0), coalesce((SELECT max(to_id) FROM import_publishing), 0)) + 1';

@@ -14,6 +14,8 @@ import type {
   OrderSnapshot,
   OrderStatus,
   PageRequest,
+  PlaceOutcome,
+  Placement,
   ShipOutcome,
 } from '../types';
 import type { RateUnit } from '../../rate-policy';
@@ -23,10 +25,13 @@ import {
   cancelOutcome,
   cursorSecretOf,
   etagOf,
+  keptOutcome,
   keyCreationError,
   keyInfoOf,
   keyUpdateValues,
   newKeyValues,
+  placedOrderValues,
+  placedRecord,
   prefetched,
   rateCountOf,
   rowToRecord,
@@ -34,11 +39,11 @@ import {
   timestamp as now,
 } from '../core';
 import { EventSignals, INSERT_EVENT_SQL, MOVE_EVENTS, eventRowToRecord, pruneInBatches, type EventRow } from '../events';
-import { BEFORE_FIRST_ID, rateCountValues, rateSql, type ListedRow, type OrderRow } from '../sql';
+import { BEFORE_FIRST_ID, PLACEMENT_SQL, rateCountValues, rateSql, type ListedRow, type OrderRow } from '../sql';
 import { guard, sqliteDialect, sqlitePlaceholders, storeClosed } from './dialect';
 import { importThroughStaging } from './import';
 import { migrate } from './migrations';
-import { EVENTS_SQL, LIST_ALL_SQL, PUBLISHING_SQL, SQL, listFor } from './rows';
+import { EVENTS_SQL, LIST_ALL_SQL, NEXT_PLACED_ID_SQL, PUBLISHING_SQL, SQL, listFor } from './rows';
 import { GroupCommit } from './group-commit';
 import { ReaderPool } from './snapshots';
 
@@ -149,6 +154,14 @@ class SqliteStore implements Store {
   private readonly signals: EventSignals;
   /** Requests of keys with rate limits arriving together are counted in one transaction, and so one commit. */
   private readonly counts: GroupCommit<CountRequest, RateCount>;
+  /**
+   * Placements arriving together share one transaction, and so one fsync, before any is answered;
+   * each runs in a savepoint of its own (the key's record, or the order, its event, the record and
+   * the revision), so that one that fails leaves the others.
+   */
+  private readonly placements: GroupCommit<Placement, { outcome: PlaceOutcome } | { error: unknown }>;
+  /** The API key and Idempotency-Key of each placement this process is running: a second one at once is `in_use`. */
+  private readonly placing = new Set<string>();
   /** The rate-limit count's connection and statements, once a key with a policy has been counted (openCounter()). */
   private counter: { db: Database.Database; countAll: Database.Transaction<(batch: readonly CountRequest[]) => RateCount[]> } | undefined;
 
@@ -191,7 +204,43 @@ class SqliteStore implements Store {
       pruneUpTo: prepare<[number], number | null>(EVENTS_SQL.pruneUpTo).pluck(),
       prune: prepare<[number], never>(EVENTS_SQL.prune),
       markPruned: prepare<[number], never>(EVENTS_SQL.markPruned),
+      placementRecord: prepare<[keyName: string, idempotencyKey: string, since: string], { fingerprint: string; answer: string }>(
+        PLACEMENT_SQL.record,
+      ),
+      nextPlacedId: prepare<[], number>(NEXT_PLACED_ID_SQL).pluck(),
+      placeOrder: prepare(PLACEMENT_SQL.order),
+      remember: prepare(PLACEMENT_SQL.remember),
+      pruneIdempotencyKeys: prepare<[string], never>(PLACEMENT_SQL.prune),
     };
+    const place = db.transaction((placement: Placement): PlaceOutcome => {
+      const { keyName, idempotencyKey, fingerprint, order } = placement;
+      const kept = this.statements.placementRecord.get(keyName, idempotencyKey, placement.keptSince);
+      if (kept !== undefined) return keptOutcome(kept, fingerprint);
+      const id = this.statements.nextPlacedId.get();
+      if (id === undefined) throw new Error('the next order id could not be read');
+      const at = now();
+      this.statements.placeOrder.run(id, ...placedOrderValues(order, at, 0));
+      this.statements.insertEvent.run('order.created', id, 'pending', at);
+      const answer = placement.answer(placedRecord(id, order));
+      this.statements.remember.run(keyName, idempotencyKey, fingerprint, id, answer, at);
+      this.statements.bump.run();
+      return { outcome: 'placed', answer };
+    });
+    const placeAll = db.transaction((batch: readonly Placement[]) =>
+      batch.map((placement): { outcome: PlaceOutcome } | { error: unknown } => {
+        try {
+          return { outcome: place(placement) };
+        } catch (error) {
+          return { error };
+        }
+      }),
+    );
+    this.placements = new GroupCommit(async (batch, since) => {
+      const results = await this.writeWhenFree(() => placeAll.immediate(batch), since);
+      const placed = results.filter((result) => 'outcome' in result && result.outcome.outcome === 'placed').length;
+      if (placed > 0) this.signals.committed({ 'order.created': placed });
+      return results;
+    });
     this.firstPage = db.transaction((limit: number) => ({
       etag: etagOf(this.statements.meta.get()),
       rows: listFor(this.statements).all(BEFORE_FIRST_ID, limit),
@@ -369,6 +418,28 @@ class SqliteStore implements Store {
     );
     if (outcome === 'shipped') this.signals.committed({ [type]: 1 });
     return outcome;
+  }
+
+  async placeOrder(placement: Placement): Promise<PlaceOutcome> {
+    // A key whose record is kept is answered from it at once, with no write: a retry costs a read.
+    const kept = this.guard(() => this.statements.placementRecord.get(placement.keyName, placement.idempotencyKey, placement.keptSince));
+    if (kept !== undefined) return keptOutcome(kept, placement.fingerprint);
+    // Only one placement of a key runs in this process at a time. Another process's holds the write
+    // lock until it commits; this one's transaction then finds its record and answers it.
+    const slot = JSON.stringify([placement.keyName, placement.idempotencyKey]);
+    if (this.placing.has(slot)) return { outcome: 'in_use' };
+    this.placing.add(slot);
+    try {
+      const result = await this.placements.submit(placement);
+      if ('error' in result) throw result.error;
+      return result.outcome;
+    } finally {
+      this.placing.delete(slot);
+    }
+  }
+
+  async pruneIdempotencyKeys(before: string): Promise<number> {
+    return pruneInBatches(() => this.writeWhenFree(() => this.statements.pruneIdempotencyKeys.run(before).changes));
   }
 
   readEvents(after: EventPosition | 'oldest', limit: number): EventPage {
