@@ -19,7 +19,15 @@ export interface paths {
          */
         get: operations["listOrders"];
         put?: never;
-        post?: never;
+        /**
+         * Place an order, exactly once
+         * @description Places a pending order for a pet, and writes its `order.created` event in the same
+         *     transaction. Its id is new: never one that any order has had, and above every id the
+         *     store holds. Send an `Idempotency-Key`; to retry after a timeout, send the same request
+         *     with the same key, and the first answer comes again (see "Placing an order exactly
+         *     once" above).
+         */
+        post: operations["placeOrder"];
         delete?: never;
         options?: never;
         head?: never;
@@ -52,6 +60,28 @@ export interface paths {
          *     order cannot be cancelled and gets `409`.
          */
         delete: operations["cancelOrder"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/orders/{orderId}/ship": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ship a pending order
+         * @description Moves a pending order to shipped, and writes its `order.shipped` event in the same
+         *     transaction: the same move as the operator's `orders ship`. Shipping is atomic: when
+         *     several clients ship the same order at once, exactly one gets `200`, the others `409`.
+         */
+        post: operations["shipOrder"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -144,6 +174,27 @@ export interface components {
              */
             complete: boolean;
             status: components["schemas"]["OrderStatus"];
+        };
+        /** @description An order to place; the store gives it its id, and it starts pending and not complete. */
+        NewOrder: {
+            /**
+             * Format: int64
+             * @description Identifier of the animal to order.
+             * @example 101
+             */
+            petId: number;
+            /**
+             * Format: int32
+             * @description Number of units to order.
+             * @example 1
+             */
+            quantity: number;
+            /**
+             * Format: date-time
+             * @description When the order is expected to ship, an RFC 3339 date-time with a time zone, kept exactly as sent.
+             * @example 2026-12-01T09:30:00Z
+             */
+            shipDate: string;
         };
         /**
          * @description Where the order is in its life; a cancelled order is never shown.
@@ -289,7 +340,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The request carries a body larger than the server's limit (no operation of 3.0 takes a body). The connection is closed after this response. */
+        /** @description The request carries a body larger than the server's limit. The connection is closed after this response. */
         PayloadTooLarge: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -303,6 +354,25 @@ export interface components {
                  *       "code": "invalid_request",
                  *       "message": "The request body exceeds 16384 bytes",
                  *       "status": 413
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The request body is not `application/json`. */
+        UnsupportedMediaType: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "invalid_request",
+                 *       "message": "The request body must be application/json",
+                 *       "status": 415
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -484,6 +554,108 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    placeOrder: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description What makes this placement one, made by the client (a UUID, say); 1 to 255 visible characters.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "petId": 101,
+                 *       "quantity": 1,
+                 *       "shipDate": "2026-12-01T09:30:00Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["NewOrder"];
+            };
+        };
+        responses: {
+            /** @description The order, placed and pending; the same answer again for a retry with the same key and body. */
+            201: {
+                headers: {
+                    /**
+                     * @description The placed order's address.
+                     * @example /v3/store/orders/1001
+                     */
+                    Location: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 1001,
+                     *       "petId": 101,
+                     *       "quantity": 1,
+                     *       "shipDate": "2026-12-01T09:30:00Z",
+                     *       "complete": false,
+                     *       "status": "pending"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description A placement with this `Idempotency-Key` is still running; send it again after `Retry-After` seconds. */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "idempotency_key_in_use",
+                     *       "message": "A placement with this Idempotency-Key is still running",
+                     *       "status": 409
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description This `Idempotency-Key` was used with another body. */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "idempotency_key_reused",
+                     *       "message": "This Idempotency-Key was used with another request body",
+                     *       "status": 422
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getOrderById: {
         parameters: {
             query?: never;
@@ -595,6 +767,74 @@ export interface operations {
                      * @example {
                      *       "code": "order_already_shipped",
                      *       "message": "Order 42 has already shipped and cannot be cancelled",
+                     *       "status": 409
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    shipOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the order. Only the plain decimal form of an integer
+                 *     is accepted (`42`, `-7`); forms such as `042`, `+42`, `4.2e1` or `0x2a`, and
+                 *     values beyond ±9007199254740991, are a `400`.
+                 * @example 42
+                 */
+                orderId: components["parameters"]["orderId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The order, shipped. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 42,
+                     *       "petId": 101,
+                     *       "quantity": 1,
+                     *       "shipDate": "2026-12-01T09:30:00Z",
+                     *       "complete": false,
+                     *       "status": "shipped"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["OrderNotFound"];
+            /** @description The order has already shipped. */
+            409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "order_already_shipped",
+                     *       "message": "Order 42 has already shipped",
                      *       "status": 409
                      *     }
                      */

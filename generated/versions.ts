@@ -14,5 +14,5 @@ export interface VersionOperations {
 export interface VersionErrorCodes {
   v1: 'invalid_request' | 'unauthorized' | 'order_not_found' | 'pet_not_found' | 'not_found' | 'method_not_allowed' | 'order_already_shipped' | 'internal_error' | 'service_unavailable';
   v2: 'invalid_request' | 'unauthorized' | 'order_not_found' | 'pet_not_found' | 'not_found' | 'method_not_allowed' | 'order_already_shipped' | 'internal_error' | 'service_unavailable';
-  v3: 'invalid_request' | 'unauthorized' | 'insufficient_scope' | 'order_not_found' | 'not_found' | 'method_not_allowed' | 'order_already_shipped' | 'rate_limited' | 'internal_error' | 'service_unavailable';
+  v3: 'invalid_request' | 'unauthorized' | 'insufficient_scope' | 'order_not_found' | 'not_found' | 'method_not_allowed' | 'order_already_shipped' | 'idempotency_key_in_use' | 'idempotency_key_reused' | 'rate_limited' | 'internal_error' | 'service_unavailable';
 }

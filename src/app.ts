@@ -17,7 +17,7 @@ import { createPipeline } from './http/pipeline';
 import { sendReply } from './http/reply';
 import { answeredBy } from './http/request-context';
 import { silentLogger, type Logger } from './logger';
-import { createMetrics, type AuthRefusalReason, type Metrics } from './metrics';
+import { createMetrics, type AuthRefusalReason, type Metrics, type PlacementOutcome } from './metrics';
 import type { Policy } from './rate-policy';
 import type { Store } from './store';
 
@@ -47,6 +47,8 @@ export interface AppDeps {
   rateLimit?: readonly Policy[];
   /** The origins whose web pages may call the API (PETSTORE_CORS_ORIGINS; default: none). */
   corsOrigins?: readonly string[];
+  /** Hours a placement's Idempotency-Key is kept (PETSTORE_IDEMPOTENCY_HOURS; default 24). */
+  idempotencyHours?: number;
 }
 
 /** What a test may give one version of the app in place of the project's own. */
@@ -105,6 +107,8 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
     onDeprecatedCall: (operationId: string, version: ApiVersion) => metrics.deprecatedCall(operationId, version),
     onKeyRefused: (reason: AuthRefusalReason) => metrics.authRefusal(reason),
     rateLimit: deps.rateLimit,
+    idempotencyHours: deps.idempotencyHours,
+    onPlacement: (outcome: PlacementOutcome) => metrics.placement(outcome),
   };
   const dispatcherOf = <V extends ApiVersion>(version: V, document: OpenAPIV3.Document): Promise<Dispatch> => {
     const { modules, handlers } = given(version);

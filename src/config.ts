@@ -35,6 +35,8 @@ export interface Config {
   readonly rateLimit: readonly Policy[];
   /** The origins whose web pages may call the API (PETSTORE_CORS_ORIGINS); none by default. */
   readonly corsOrigins: readonly string[];
+  /** Hours a placement's Idempotency-Key is kept (PETSTORE_IDEMPOTENCY_HOURS). */
+  readonly idempotencyHours: number;
 }
 
 /** What the HTTP server accepts from one client before it answers with an error and hangs up. */
@@ -183,6 +185,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     }),
     rateLimit: Object.freeze(rateLimit(env)),
     corsOrigins: Object.freeze(corsOrigins(env)),
+    idempotencyHours: number(env, 'PETSTORE_IDEMPOTENCY_HOURS', 24, 1),
   });
 }
 

@@ -12,6 +12,8 @@ export const ERRORS: { readonly [C in ErrorCode]: { readonly status: number; rea
   not_found: { status: 404, message: 'No operation exists at this path' },
   method_not_allowed: { status: 405, message: 'This method is not allowed on this path' },
   order_already_shipped: { status: 409, message: 'The order has already shipped and cannot be cancelled' },
+  idempotency_key_in_use: { status: 409, message: 'A placement with this Idempotency-Key is still running' },
+  idempotency_key_reused: { status: 422, message: 'This Idempotency-Key was used with another request body' },
   rate_limited: { status: 429, message: "The API key's rate limit has been reached" },
   internal_error: { status: 500, message: 'Internal server error' },
   service_unavailable: { status: 503, message: 'The order store is unavailable' },

@@ -28,9 +28,17 @@ export interface Metrics {
   admissionWait(seconds: number): void;
   /** Counts a request refused for its key's sake: the key expired or was revoked. */
   authRefusal(reason: AuthRefusalReason): void;
+  /** Counts what a placement (placeOrder) came to. */
+  placement(outcome: PlacementOutcome): void;
   /** Whether a request may read /metrics: always without a token, else only with `Bearer <token>`. */
   allowed(authorization: string | undefined): boolean;
 }
+
+/**
+ * What a placement came to: a new order (`placed`), the first answer again for a retry
+ * (`replayed`), its Idempotency-Key used with another body (`reused`, a 422), or still running (`in_use`, a 409).
+ */
+export type PlacementOutcome = 'placed' | 'replayed' | 'reused' | 'in_use';
 
 /**
  * Why a request with a known key was refused: it expired, it was revoked, it lacks the operation's
@@ -123,6 +131,12 @@ export function createMetrics(
     labelNames: ['reason'] as const,
     registers: [registry],
   });
+  const placements = new Counter({
+    name: 'petstore_placements_total',
+    help: 'Placements by what they came to: "placed" a new order, "replayed" a retry given the first answer, "reused" a key sent with another body (422), "in_use" a key whose first placement was running (409)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
   const { logDrops } = options;
   if (logDrops !== undefined) {
     new Counter({
@@ -156,6 +170,7 @@ export function createMetrics(
     admissionWaiting: (count) => admissionWaiting.set(count),
     admissionWait: (seconds) => admissionWait.observe(seconds),
     authRefusal: (reason) => authRefusals.inc({ reason }),
+    placement: (outcome) => placements.inc({ outcome }),
     // Compared by hash, in constant time, so the comparison leaks nothing about the token.
     allowed: (authorization) =>
       expected === undefined ||

@@ -7,6 +7,7 @@ import { DEFAULT_LIMITS, type AdmissionLimits, type HttpLimits } from './config'
 import type { Policy } from './rate-policy';
 import { ApiError } from './errors';
 import { withAppPrototypes } from './http/app-prototypes';
+import { DEFAULT_IDEMPOTENCY_HOURS } from './http/dispatcher';
 import { rawErrorResponse } from './http/error-reply';
 import { logOutputOf, silentLogger, type Logger } from './logger';
 import { EventFeed, type EventFeedOptions } from './feed/event-feed';
@@ -32,6 +33,8 @@ export interface ServerOptions {
   rateLimit?: readonly Policy[] | undefined;
   /** The origins whose web pages may call the API (none when absent). */
   corsOrigins?: readonly string[] | undefined;
+  /** Hours a placement's Idempotency-Key is kept (24 when absent); older records are removed every hour. */
+  idempotencyHours?: number | undefined;
   /** The change feed's retention and bound on waiting requests (EventFeed's defaults when absent). */
   feed?: Pick<EventFeedOptions, 'retentionDays' | 'maxWaiting'>;
 }
@@ -110,6 +113,28 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Socket, last: htt
   socket.end(rawErrorResponse(error));
 }
 
+const HOUR_MS = 60 * 60 * 1000;
+
+/**
+ * Removes the Idempotency-Key records older than `hours` now, then every hour until the returned
+ * function is called, as the feed removes its old events. A placement ignores an expired record
+ * whether or not it has been removed yet.
+ */
+function pruneIdempotencyKeysHourly(store: Store, hours: number, logger: Logger): () => void {
+  const prune = (): void => {
+    store.pruneIdempotencyKeys(new Date(Date.now() - hours * HOUR_MS).toISOString()).then(
+      (removed) => {
+        if (removed > 0) logger.info({ removed, idempotencyHours: hours }, 'removed expired Idempotency-Key records');
+      },
+      (err: unknown) => logger.warn({ err }, 'could not remove expired Idempotency-Key records; trying again later'),
+    );
+  };
+  const timer = setInterval(prune, HOUR_MS);
+  timer.unref();
+  prune();
+  return () => clearInterval(timer);
+}
+
 /** Starts the HTTP server. Only this module listens; the CLI wires signals to `close`. */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const { store, logger } = options;
@@ -127,8 +152,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     admission: options.admission,
     ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
     ...(options.corsOrigins === undefined ? {} : { corsOrigins: options.corsOrigins }),
+    ...(options.idempotencyHours === undefined ? {} : { idempotencyHours: options.idempotencyHours }),
   });
   feed.startPruning();
+  const stopPruningKeys = pruneIdempotencyKeysHourly(store, options.idempotencyHours ?? DEFAULT_IDEMPOTENCY_HOURS, logger);
   const server = createHttpServer(app, limits, logger);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -149,6 +176,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       // Requests waiting for events are answered now (an empty page, their cursor unchanged), so
       // that they do not hold the drain for the rest of their wait.
       feed.close();
+      stopPruningKeys();
       stopCounting();
       server.closeIdleConnections();
       const timer = setTimeout(() => {

@@ -15,8 +15,11 @@ export interface DeploymentCheckOptions {
   version?: ApiVersion;
   /** The spec the deployment must keep: the version's document. */
   document: OpenAPIV3.Document;
-  /** Also cancel `cancelOrder` (expecting 204 then 404) and try to cancel `shippedOrder` (expecting 409). */
-  writes?: { cancelOrder?: number; shippedOrder?: number };
+  /**
+   * Also cancel `cancelOrder` (expecting 204 then 404) and try to cancel `shippedOrder` (expecting
+   * 409); with `place`, where the version has placeOrder, place an order, replay it and ship it.
+   */
+  writes?: { cancelOrder?: number; shippedOrder?: number; place?: boolean };
   fetch?: typeof fetch;
 }
 
@@ -32,6 +35,8 @@ interface Answer {
   status: number;
   headers: Record<string, string>;
   body: unknown;
+  /** The body as it came, for a replay compared byte for byte. */
+  text: string;
 }
 
 /**
@@ -48,8 +53,13 @@ export async function checkDeployment(options: DeploymentCheckOptions): Promise<
   const results: CheckResult[] = [];
   const auth = { Authorization: `Bearer ${options.apiKey}` };
 
-  const call = async (method: string, path: string, headers: Record<string, string> = {}): Promise<Answer> => {
-    const res = await doFetch(`${root}${path}`, { method, headers });
+  const call = async (method: string, path: string, headers: Record<string, string> = {}, json?: unknown): Promise<Answer> => {
+    const res = await doFetch(
+      `${root}${path}`,
+      json === undefined
+        ? { method, headers }
+        : { method, headers: { ...headers, 'Content-Type': 'application/json' }, body: JSON.stringify(json) },
+    );
     const text = await res.text();
     let body: unknown;
     if (text !== '') {
@@ -61,7 +71,7 @@ export async function checkDeployment(options: DeploymentCheckOptions): Promise<
     }
     const names: Record<string, string> = {};
     res.headers.forEach((value, name) => (names[name] = value));
-    return { status: res.status, headers: names, body };
+    return { status: res.status, headers: names, body, text };
   };
   const check = async (name: string, run: () => Promise<string | null>): Promise<void> => {
     try {
@@ -166,10 +176,63 @@ export async function checkDeployment(options: DeploymentCheckOptions): Promise<
       expectAnswer(await call('DELETE', `${prefix}/store/orders/${shippedOrder}`, auth), 409, 'cancelOrder'),
     );
   }
+  if (declares('placeOrder')) await checkPlacement(call, check, expectAnswer, auth, prefix, options.writes?.place === true, unknown);
   return results;
 }
 
-type Call = (method: string, path: string, headers?: Record<string, string>) => Promise<Answer>;
+/**
+ * A placement (v3.1): without an Idempotency-Key, a 400 that places nothing; a ship of an unknown
+ * order, a 404. With `writes`: an order placed (201 at its Location), the same request again
+ * answered byte for byte, the key with another body a 422, and the order shipped (200, then 409).
+ */
+async function checkPlacement(
+  call: Call,
+  check: Check,
+  expectAnswer: ExpectAnswer,
+  auth: Record<string, string>,
+  prefix: string,
+  writes: boolean,
+  unknown: number,
+): Promise<void> {
+  const order = { petId: 1, quantity: 1, shipDate: new Date(Date.now() + 7 * 24 * 3600 * 1000).toISOString() };
+  await check('placeOrder without an Idempotency-Key: 400 Error', async () =>
+    expectAnswer(await call('POST', `${prefix}/store/orders`, auth, order), 400, 'placeOrder'),
+  );
+  await check('shipOrder of an unknown order: 404 Error', async () =>
+    expectAnswer(await call('POST', `${prefix}/store/orders/${unknown}/ship`, auth), 404, 'shipOrder'),
+  );
+  if (!writes) return;
+  const key = { ...auth, 'Idempotency-Key': `contract-check-${globalThis.crypto.randomUUID()}` };
+  let placed: number | undefined;
+  await check('placeOrder: 201, a pending order at its Location; the same request again: the same answer, byte for byte', async () => {
+    const first = await call('POST', `${prefix}/store/orders`, key, order);
+    const problem = expectAnswer(first, 201, 'placeOrder');
+    if (problem) return problem;
+    if (!isRecord(first.body) || typeof first.body.id !== 'number' || first.body.status !== 'pending')
+      return 'the body is not a pending order';
+    placed = first.body.id;
+    if (first.headers.location !== `${prefix}/store/orders/${placed}`) return `Location is ${JSON.stringify(first.headers.location)}`;
+    const again = await call('POST', `${prefix}/store/orders`, key, order);
+    return (
+      expectAnswer(again, 201, 'placeOrder') ??
+      (again.text === first.text && again.headers.location === first.headers.location ? null : 'the replay differs from the first answer')
+    );
+  });
+  await check('placeOrder with the same Idempotency-Key and another body: 422 Error', async () =>
+    expectAnswer(await call('POST', `${prefix}/store/orders`, key, { ...order, quantity: 2 }), 422, 'placeOrder'),
+  );
+  if (placed === undefined) return;
+  const id = placed;
+  await check(`shipOrder ${id} (the placed order): 200, shipped; again: 409 Error`, async () => {
+    const shipped = await call('POST', `${prefix}/store/orders/${id}/ship`, auth);
+    const problem = expectAnswer(shipped, 200, 'shipOrder');
+    if (problem) return problem;
+    if (!isRecord(shipped.body) || shipped.body.status !== 'shipped') return 'the body is not the shipped order';
+    return expectAnswer(await call('POST', `${prefix}/store/orders/${id}/ship`, auth), 409, 'shipOrder');
+  });
+}
+
+type Call = (method: string, path: string, headers?: Record<string, string>, json?: unknown) => Promise<Answer>;
 type Check = (name: string, run: () => Promise<string | null>) => Promise<void>;
 type ExpectAnswer = (answer: Answer, status: number, operationId: string | undefined) => string | null;
 type Listed = Array<{ id: number; petId: number }>;

@@ -2,7 +2,15 @@ import fs from 'node:fs';
 import type { Readable } from 'node:stream';
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigError, loadConfig, type Config } from '../config';
-import { documentVersions, isApiVersion, isOpenApiDocument, loadDocument, loadServedDocuments, specPath } from '../contract/document';
+import {
+  documentOperations,
+  documentVersions,
+  isApiVersion,
+  isOpenApiDocument,
+  loadDocument,
+  loadServedDocuments,
+  specPath,
+} from '../contract/document';
 import { scopesOf } from '../contract/scopes';
 import { errorCode, errorMessage } from '../thrown';
 import { parse as parseYaml } from 'yaml';
@@ -106,6 +114,7 @@ function buildProgram(io: CliIO): Command {
         admission: cfg.admission,
         rateLimit: cfg.rateLimit,
         corsOrigins: cfg.corsOrigins,
+        idempotencyHours: cfg.idempotencyHours,
       });
       closeOnSignals(server, logger, cfg.shutdownTimeoutMs);
       logger.info({ url: server.url, db: storeLocation(cfg), v8Flags: SERVE_V8_FLAGS }, 'listening');
@@ -277,7 +286,10 @@ function buildProgram(io: CliIO): Command {
     .requiredOption('--base-url <url>', 'the deployment, e.g. https://orders.example.com')
     .requiredOption('--api-key <key>', 'an API key for it')
     .option('--api-version <version>', `the version to check: ${documentVersions().join(', ')}`, 'v1')
-    .option('--allow-writes', 'also cancel an order (--cancel-order) and try a shipped one (--shipped-order)')
+    .option(
+      '--allow-writes',
+      'also cancel an order (--cancel-order) and try a shipped one (--shipped-order); from v3.1, place, replay and ship an order of its own',
+    )
     .option('--cancel-order <id>', 'a pending order to cancel: expects 204, then 404 (needs --allow-writes)')
     .option('--shipped-order <id>', 'a shipped order: expects 409 (needs --allow-writes)')
     .option('--json', 'print the report as JSON')
@@ -295,7 +307,10 @@ function buildProgram(io: CliIO): Command {
         if (!isApiVersion(version)) throw new CliError(`--api-version must be one of ${documentVersions().join(', ')}, got "${version}"`);
         if (!/^https?:\/\/[^/]/.test(options.baseUrl))
           throw new CliError(`--base-url must be an http:// or https:// URL, got "${options.baseUrl}"`);
-        const writes: { cancelOrder?: number; shippedOrder?: number } = {};
+        const document = loadDocument(specPath(version));
+        // A version that places orders makes its own order to write to.
+        const places = [...documentOperations(document)].some((operation) => operation.operationId === 'placeOrder');
+        const writes: { cancelOrder?: number; shippedOrder?: number; place?: boolean } = {};
         for (const [flag, raw, field] of [
           ['--cancel-order', options.cancelOrder, 'cancelOrder'],
           ['--shipped-order', options.shippedOrder, 'shippedOrder'],
@@ -306,15 +321,16 @@ function buildProgram(io: CliIO): Command {
           if (id === undefined) throw new CliError(idProblem(flag, raw));
           writes[field] = id;
         }
-        if (options.allowWrites && Object.keys(writes).length === 0) {
+        if (options.allowWrites && Object.keys(writes).length === 0 && !places) {
           throw new CliError('--allow-writes needs --cancel-order ID and/or --shipped-order ID to know which orders it may use');
         }
+        if (options.allowWrites && places) writes.place = true;
         const { checkDeployment, formatReport } = await import('./contract-check');
         const results = await checkDeployment({
           baseUrl: options.baseUrl,
           apiKey: options.apiKey,
           version,
-          document: loadDocument(specPath(version)),
+          document,
           writes,
         });
         const passed = results.every((result) => result.ok);

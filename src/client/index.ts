@@ -180,12 +180,32 @@ export interface OrdersClientV2 {
  */
 export interface OrdersClientV3 extends Omit<OrdersClientV2, 'raw'> {
   /**
+   * Places an order exactly once (3.1): under `idempotencyKey`, or a UUID made for it. A network
+   * error, a 409 `idempotency_key_in_use`, a 429 or a 503 is tried again with the same key (after
+   * its `Retry-After`, else after a pause), within the `retries` budget, so that a placement whose
+   * answer was lost is answered, never placed twice. Any other refusal throws OrdersApiError: a
+   * 422 `idempotency_key_reused` means the key was used with another order.
+   */
+  placeOrder(order: V3NewOrder, options?: { idempotencyKey?: string; signal?: AbortSignal }): Promise<PlacedOrder>;
+  /** Ships a pending order (3.1); OrdersApiError with code `order_already_shipped` (409) or `order_not_found` (404) otherwise. Never retried. */
+  shipOrder(orderId: number): Promise<V2Order>;
+  /**
    * The key's rate limit as the latest answer through v3 stated it (`RateLimit`,
    * `RateLimit-Policy`); undefined before the first, and for a key without policies.
    */
   readonly rateLimit: RateLimitState | undefined;
   /** The underlying openapi-fetch client, typed from the v3 document. */
   readonly raw: Client<V3Paths>;
+}
+
+/** An order to place through v3, as its document declares it: `petId`, `quantity` (1–1000) and `shipDate`. */
+export type V3NewOrder = V3Paths['/store/orders']['post']['requestBody']['content']['application/json'];
+
+/** A placed order, its address, and the Idempotency-Key it was placed under (to retry with, or to log). */
+export interface PlacedOrder {
+  readonly order: V2Order;
+  readonly location: string | null;
+  readonly idempotencyKey: string;
 }
 
 /** A typed client for the Store Orders API: v1's operations, v2's under `v2` and v3's under `v3`. Every method throws OrdersApiError for a non-2xx answer. */
@@ -306,11 +326,45 @@ function createV3(root: string, options: OrdersClientOptions, retry: Retry): Ord
   };
   const settings = { headers: { Authorization: `Bearer ${options.apiKey}` }, fetch: observed };
   const { raw: _v2Typed, ...methods } = createV2(createClient<V2Paths>({ baseUrl: `${root}/v3`, ...settings }), retry);
+  const raw = createClient<V3Paths>({ baseUrl: `${root}/v3`, ...settings });
+  const { attempts = 3, withinMs = 10_000 } = options.retries ?? {};
   return {
     ...methods,
-    raw: createClient<V3Paths>({ baseUrl: `${root}/v3`, ...settings }),
+    raw,
     get rateLimit() {
       return rateLimit;
+    },
+    async placeOrder(order, { idempotencyKey = globalThis.crypto.randomUUID(), signal } = {}) {
+      const deadline = Date.now() + withinMs;
+      let pause = RETRY_FIRST_MS;
+      for (let attempt = 0; ; attempt += 1) {
+        const last = attempt >= attempts || signal?.aborted === true;
+        let wait: number;
+        try {
+          const { data, error, response } = await raw.POST('/store/orders', {
+            params: { header: { 'Idempotency-Key': idempotencyKey } },
+            body: order,
+            ...(signal ? { signal } : {}),
+          });
+          if (response.ok && data !== undefined) return { order: data, location: response.headers.get('location'), idempotencyKey };
+          const failure = new OrdersApiError(response, error);
+          const retryable = [429, 503].includes(response.status) || failure.code === 'idempotency_key_in_use';
+          if (!retryable || last) throw failure;
+          wait = retryAfterMs(response) ?? pause;
+        } catch (err) {
+          // A network error: the placement may or may not have been made; the same key tells.
+          if (err instanceof OrdersApiError || !(err instanceof TypeError) || last) throw err;
+          wait = pause;
+        }
+        if (Date.now() + wait > deadline) wait = Math.max(0, deadline - Date.now());
+        pause = Math.min(pause * 2, RETRY_LONGEST_MS);
+        await sleep(wait, signal);
+      }
+    },
+    async shipOrder(orderId) {
+      const { data, error, response } = await raw.POST('/store/orders/{orderId}/ship', { params: { path: { orderId } } });
+      if (!response.ok || data === undefined) throw new OrdersApiError(response, error);
+      return data;
     },
   };
 }
@@ -362,9 +416,9 @@ function retrier({ attempts = 3, withinMs = 10_000 }: OrdersClientOptions['retri
   };
 }
 
-/** The wait a 503 or a 429 asks for in its Retry-After (seconds, or an HTTP date), in ms; undefined for any other answer. */
+/** The wait a 503, a 429 or a 409 asks for in its Retry-After (seconds, or an HTTP date), in ms; undefined for any other answer. */
 function retryAfterMs(response: Response): number | undefined {
-  if (response.status !== 503 && response.status !== 429) return undefined;
+  if (response.status !== 503 && response.status !== 429 && response.status !== 409) return undefined;
   const header = response.headers.get('retry-after');
   if (header === null) return undefined;
   const seconds = /^\d+$/.test(header.trim()) ? Number(header) * 1000 : Date.parse(header) - Date.now();

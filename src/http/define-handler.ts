@@ -1,6 +1,7 @@
 import type { ApiVersion, OperationIdOf, VersionOperations } from '../contract/types';
 import type { MaybePromise } from '../maybe-promise';
 import type { EventFeed } from '../feed/event-feed';
+import type { PlacementOutcome } from '../metrics';
 import type { Store } from '../store';
 import type { SuccessReply } from './reply';
 
@@ -66,6 +67,10 @@ export interface HandlerDeps<V extends ApiVersion, K extends OperationIdOf<V>> {
   readonly secret: Buffer;
   /** The change feed's waiting requests and retention. */
   readonly feed: EventFeed;
+  /** Hours a placement's Idempotency-Key is kept (PETSTORE_IDEMPOTENCY_HOURS). */
+  readonly idempotencyHours: number;
+  /** Told what each placement came to (the metrics). */
+  readonly onPlacement: (outcome: PlacementOutcome) => void;
 }
 
 /** How a handler module exports its handler: the version and operation it serves, and how to build it. */

@@ -6,7 +6,7 @@ import type { ApiVersion } from '../contract/types';
 import { assertScopesDeclared } from '../contract/scopes';
 import { bearerCheck } from '../keys';
 import type { Logger } from '../logger';
-import type { AuthRefusalReason } from '../metrics';
+import type { AuthRefusalReason, PlacementOutcome } from '../metrics';
 import { andThen, type MaybePromise } from '../maybe-promise';
 import { createOpenApi, type Operation } from '../openapi';
 import type { Policy } from '../rate-policy';
@@ -23,6 +23,9 @@ import { createRequestCheck, type RequestInputs } from './request-check';
 import type { RequestContext } from './request-context';
 import { createSecurity } from './security';
 import { createWriter } from './stream';
+
+/** Hours a placement's Idempotency-Key is kept unless the deployment says otherwise. */
+export const DEFAULT_IDEMPOTENCY_HOURS = 24;
 
 /** The document's security scheme for API keys: the one the dispatcher checks. */
 const BEARER = 'bearerAuth';
@@ -52,6 +55,10 @@ export interface DispatcherOptions<V extends ApiVersion> {
   onDeprecatedCall?: (operationId: string, version: ApiVersion) => void;
   /** The rate-limit policies of every key without its own (PETSTORE_RATE_LIMIT); none when absent. */
   rateLimit?: readonly Policy[] | undefined;
+  /** Hours a placement's Idempotency-Key is kept (DEFAULT_IDEMPOTENCY_HOURS when absent). */
+  idempotencyHours?: number | undefined;
+  /** Called with what each placement came to. */
+  onPlacement?: (outcome: PlacementOutcome) => void;
   /** Called for every request refused for its key's sake: the key expired, was revoked, lacks the operation's scope, or spent its limit. */
   onKeyRefused?: (reason: AuthRefusalReason) => void;
 }
@@ -103,6 +110,8 @@ export async function createDispatcher<V extends ApiVersion>(options: Dispatcher
     listChunkItems: chunkItems,
     secret: options.secret,
     feed: options.feed,
+    idempotencyHours: options.idempotencyHours ?? DEFAULT_IDEMPOTENCY_HOURS,
+    onPlacement: options.onPlacement ?? (() => undefined),
   });
   assertStatusesDeclared(document, `the ${version} document`);
   assertScopesDeclared(document, `the ${version} document`);

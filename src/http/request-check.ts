@@ -120,6 +120,15 @@ function validationMessage(
   const first = errors[0];
   if (!first) return 'The request is malformed';
   return describeAjvError(first)
-    .replace(/^(path|query|header)\./, '')
+    .replace(/^header\.([^ .]+)/, (_, name: string) => declaredHeaderName(operation, name))
+    .replace(/^(path|query)\./, '')
     .replace(/^requestBody\b/, 'body');
+}
+
+/** A header as the operation's document spells it (`Idempotency-Key`), for the lower-case name the validator gives. */
+function declaredHeaderName(operation: Operation, lowerCase: string): string {
+  for (const parameter of operation.parameters ?? []) {
+    if ('in' in parameter && parameter.in === 'header' && parameter.name.toLowerCase() === lowerCase) return parameter.name;
+  }
+  return lowerCase;
 }

@@ -23,13 +23,13 @@ function editedFile(name: string, edit: (doc: ReturnType<typeof readDocument>) =
   return file;
 }
 
-test('on this project: v1, v2 and v3 match their latest releases, 1.0.2, 2.1.2 and 3.0.0: the check passes', async () => {
+test('on this project: v1, v2 and v3 match their latest releases, 1.0.2, 2.1.2 and 3.1.0: the check passes', async () => {
   const result = await cliAsync(['compat']);
 
   expect(result.stdout).toBe(
     'spec/openapi.yaml (1.0.2) against spec/released/1.0.2.yaml (1.0.2): no changes\n' +
       'spec/openapi-v2.yaml (2.1.2) against spec/released/2.1.2.yaml (2.1.2): no changes\n' +
-      'spec/openapi-v3.yaml (3.0.0) against spec/released/3.0.0.yaml (3.0.0): no changes\n',
+      'spec/openapi-v3.yaml (3.1.0) against spec/released/3.1.0.yaml (3.1.0): no changes\n',
   );
   expect(result.status).toBe(0);
 });
@@ -247,12 +247,17 @@ describe("v3's open Error.code set, on a copy of the project", () => {
     fs.writeFileSync(path.join(root, 'CHANGELOG.md'), changelog(text));
     return checkProject(new Date(), path.join(root, 'spec')).find((check) => check.document === 'spec/openapi-v3.yaml')!;
   }
-  const with310 = (text: string) => text.replace('## 3.0.0 (', '## 3.1.0 (2026-12-01)\n\n- A new code.\n\n## 3.0.0 (');
+  // The next minor version after the working document's, with its changelog section.
+  const current = readDocument(path.join(path.dirname(SPEC_PATH), 'openapi-v3.yaml')).info.version;
+  const next = `3.${Number(current.split('.')[1]) + 1}.0`;
+  const withNext = (text: string) => text.replace(`## ${current} (`, `## ${next} (2026-12-01)\n\n- A new code.\n\n## ${current} (`);
 
   test('3.0.0 was a new major: before its release, nothing of v3 was frozen', () => {
     const root = path.join(tmp.dir, 'before-3');
     fs.cpSync(path.dirname(SPEC_PATH), path.join(root, 'spec'), { recursive: true });
-    fs.rmSync(path.join(root, 'spec', 'released', '3.0.0.yaml'));
+    for (const name of fs.readdirSync(path.join(root, 'spec', 'released')).filter((file) => file.startsWith('3.'))) {
+      fs.rmSync(path.join(root, 'spec', 'released', name));
+    }
     fs.copyFileSync(path.join(path.dirname(SPEC_PATH), '..', 'CHANGELOG.md'), path.join(root, 'CHANGELOG.md'));
 
     expect(checkProject(new Date(), path.join(root, 'spec'))).toContainEqual({
@@ -262,20 +267,37 @@ describe("v3's open Error.code set, on a copy of the project", () => {
     });
   });
 
+  test('3.1.0 against 3.0.0, as before 3.1.0 was released: additive, passing with its minor bump and changelog section', () => {
+    const root = path.join(tmp.dir, 'before-3.1');
+    fs.cpSync(path.dirname(SPEC_PATH), path.join(root, 'spec'), { recursive: true });
+    fs.copyFileSync(path.join(root, 'spec', 'released', '3.1.0.yaml'), path.join(root, 'spec', 'openapi-v3.yaml'));
+    fs.rmSync(path.join(root, 'spec', 'released', '3.1.0.yaml'));
+    fs.copyFileSync(path.join(path.dirname(SPEC_PATH), '..', 'CHANGELOG.md'), path.join(root, 'CHANGELOG.md'));
+
+    const check = checkProject(new Date(), path.join(root, 'spec')).find((each) => each.document === 'spec/openapi-v3.yaml')!;
+
+    expect(check.release).toBe('spec/released/3.0.0.yaml');
+    expect(check.report!.findings.filter((f) => f.class === 'breaking')).toEqual([]);
+    expect(new Set(check.report!.findings.filter((f) => f.class === 'additive').map((f) => f.rule))).toEqual(
+      new Set(['operation-added', 'open-enum-value-added']),
+    );
+    expect(check.report!.problems).toEqual([]);
+  });
+
   test('a code added to the open set is additive: it passes with a minor bump and a changelog section', () => {
-    const check = v3With('code-added', '3.1.0', (known) => [...known.slice(0, 3), 'idempotency_key_reused', ...known.slice(3)], with310);
+    const check = v3With('code-added', next, (known) => [...known.slice(0, 3), 'new_code', ...known.slice(3)], withNext);
 
     const rules = new Set(check.report!.findings.map((f) => `${f.class} ${f.rule} ${f.message}`));
-    expect([...rules]).toEqual(['additive open-enum-value-added "idempotency_key_reused" added to an open set']);
+    expect([...rules]).toEqual(['additive open-enum-value-added "new_code" added to an open set']);
     expect(check.report!.problems).toEqual([]);
-    expect(v3With('code-added-no-bump', '3.0.0', (known) => [...known, 'idempotency_key_reused']).report!.problems).toEqual([
-      'additive changes need a minor version bump: info.version is 3.0.0, and must be at least 3.1.0',
+    expect(v3With('code-added-no-bump', current, (known) => [...known, 'new_code']).report!.problems).toEqual([
+      `additive changes need a minor version bump: info.version is ${current}, and must be at least ${next}`,
     ]);
   });
 
   test('a code removed from it is breaking; the same codes in another order change nothing', () => {
-    const removed = v3With('code-removed', '3.1.0', (known) => known.filter((code) => code !== 'rate_limited'), with310);
-    const reordered = v3With('codes-reordered', '3.0.0', (known) => [...known].reverse());
+    const removed = v3With('code-removed', next, (known) => known.filter((code) => code !== 'rate_limited'), withNext);
+    const reordered = v3With('codes-reordered', current, (known) => [...known].reverse());
 
     expect(new Set(removed.report!.findings.map((f) => `${f.class} ${f.rule} ${f.message}`))).toEqual(
       new Set(['breaking open-enum-value-removed "rate_limited" removed from an open set']),

@@ -139,7 +139,7 @@ describe('against a real server', () => {
     expect(rowsOf(file).map((row) => row.status)).toEqual(['pending', 'shipped', 'cancelled']);
   });
 
-  test('--api-version v3 checks v3 as v2, under /v3, and --allow-writes cancels through v3', async () => {
+  test('--api-version v3 checks v3 as v2, under /v3; --allow-writes cancels, and places, replays and ships an order of its own', async () => {
     const result = await contractCheck([
       '--base-url',
       `${server.url}/v3`,
@@ -157,10 +157,16 @@ describe('against a real server', () => {
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
     const passed = result.stdout.split('\n').filter((line) => line.startsWith('PASS  '));
-    expect(passed).toHaveLength(20);
+    expect(passed).toHaveLength(25);
     expect(passed).toContain('PASS  GET /v3/openapi.json serves the local spec, unchanged');
     expect(passed).toContain('PASS  listOrderEvents after the cancel of 3: its order.cancelled event, within 10 s');
-    expect(rowsOf(file).map((row) => row.status)).toEqual(['pending', 'shipped', 'cancelled']);
+    expect(passed).toContain(
+      'PASS  placeOrder: 201, a pending order at its Location; the same request again: the same answer, byte for byte',
+    );
+    expect(passed).toContain('PASS  placeOrder with the same Idempotency-Key and another body: 422 Error');
+    expect(passed).toContain('PASS  shipOrder 4 (the placed order): 200, shipped; again: 409 Error');
+    // The one order it placed, shipped; the cancel of 3.
+    expect(rowsOf(file).map((row) => row.status)).toEqual(['pending', 'shipped', 'cancelled', 'shipped']);
   });
 
   test('an unknown --api-version is refused, naming the flag', async () => {

@@ -201,6 +201,55 @@ eachStore((s) => {
       expect(client.v3.rateLimit).toBeUndefined();
     });
 
+    test('v3 places an order under a key it makes, and ships it; a shipped one is the typed 409', async () => {
+      const placed = await client.v3.placeOrder({ petId: 7, quantity: 2, shipDate: '2026-12-24T10:00:00Z' });
+      const shipped = await client.v3.shipOrder(placed.order.id);
+      const again = await client.v3.shipOrder(placed.order.id).catch((err: unknown) => err);
+
+      expect(placed.order).toEqual({
+        id: expect.any(Number),
+        petId: 7,
+        quantity: 2,
+        shipDate: '2026-12-24T10:00:00Z',
+        complete: false,
+        status: 'pending',
+      });
+      expect(placed.location).toBe(`/v3/store/orders/${placed.order.id}`);
+      expect(placed.idempotencyKey).toMatch(/^[0-9a-f-]{36}$/);
+      expect(shipped.status).toBe('shipped');
+      expect(again).toMatchObject({ status: 409, code: 'order_already_shipped' });
+    });
+
+    test('a placement whose answer is lost is tried again with the same key: one order, and its answer', async () => {
+      let lost = 0;
+      // The network loses the first answer: the server placed the order, the client never heard.
+      const flaky: typeof fetch = async (input, init) => {
+        const response = await fetch(input, init);
+        if (lost === 0 && response.status === 201) {
+          lost += 1;
+          throw new TypeError('fetch failed: the connection was reset');
+        }
+        return response;
+      };
+      const retrying = createOrdersClient({ baseUrl: server.url, apiKey: s.key, fetch: flaky, retries: { attempts: 3, withinMs: 5000 } });
+
+      const placed = await retrying.v3.placeOrder(
+        { petId: 9, quantity: 1, shipDate: '2026-12-24T10:00:00Z' },
+        { idempotencyKey: 'lost-once' },
+      );
+
+      expect(lost).toBe(1);
+      expect(placed.idempotencyKey).toBe('lost-once');
+      expect(await s.store.pageOrders({ filter: {}, limit: 10 })).toEqual([expect.objectContaining({ id: placed.order.id, petId: 9 })]);
+      // The key with another order is refused, and not retried.
+      await expect(
+        retrying.v3.placeOrder({ petId: 9, quantity: 5, shipDate: '2026-12-24T10:00:00Z' }, { idempotencyKey: 'lost-once' }),
+      ).rejects.toMatchObject({
+        status: 422,
+        code: 'idempotency_key_reused',
+      });
+    });
+
     test('a key without the scope gets the typed 403; a spent limit, read after Retry-After, or thrown for a cancel', async () => {
       await s.store.importOrders([order({ id: 1 })]);
       const reader = await clientWith('reader', { scopes: ['orders:read'], rateLimit: '1/s' });

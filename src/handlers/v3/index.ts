@@ -4,6 +4,15 @@ import { cancelOrder } from './cancel-order';
 import { getOrderById } from './get-order-by-id';
 import { listOrderEvents } from './list-order-events';
 import { listOrders } from './list-orders';
+import { placeOrder } from './place-order';
+import { shipOrder } from './ship-order';
 
 /** The handler module of every operation in spec/openapi-v3.yaml. */
-export const v3Handlers = { listOrders, getOrderById, cancelOrder, listOrderEvents } satisfies HandlerDefinitions<'v3'>;
+export const v3Handlers = {
+  listOrders,
+  placeOrder,
+  getOrderById,
+  cancelOrder,
+  shipOrder,
+  listOrderEvents,
+} satisfies HandlerDefinitions<'v3'>;

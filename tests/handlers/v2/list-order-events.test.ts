@@ -1,47 +1,12 @@
-import type { Express } from 'express';
 import request from 'supertest';
 import { createApp } from '../../../src/app';
 import { EventFeed } from '../../../src/feed/event-feed';
 import { expectConforms, sendExample } from '../../helpers/contract';
-import { eachStore, order, recordsOf, type StoreSuite } from '../../helpers/stores';
+import { readEvents, type FeedPage } from '../../helpers/feed';
+import { eachStore, order, recordsOf } from '../../helpers/stores';
 import { until } from '../../helpers/wait';
 
 // listOrderEvents (GET /v2/store/order-events), the change feed, on both stores.
-
-/** A page of the feed, as a client reads it. */
-interface FeedPage {
-  events: Array<{ type: string; orderId: number; occurredAt: string; order?: Record<string, unknown> }>;
-  nextCursor: string;
-}
-
-/**
- * Reads the feed on from `cursor` (from the oldest without one) until `count` events have come,
- * waiting for each: on PostgreSQL an event shows once every older transaction of the cluster has
- * ended, which another test's import can delay for a moment.
- */
-async function readEvents(
-  app: Express,
-  s: StoreSuite,
-  count: number,
-  cursor?: string,
-): Promise<{ events: FeedPage['events']; cursor: string }> {
-  const events: FeedPage['events'] = [];
-  let at = cursor;
-  for (let round = 0; events.length < count; round += 1) {
-    if (round === 20) throw new Error(`the feed gave ${events.length} events, not ${count}: ${JSON.stringify(events)}`);
-    const res = await request(app)
-      .get('/v2/store/order-events')
-      .query({ wait: 5, limit: 1000, ...(at === undefined ? {} : { after: at }) })
-      .set(s.auth);
-    expect(res.status).toBe(200);
-    await expectConforms(res, 'listOrderEvents', 'v2');
-    const page = res.body as FeedPage;
-    events.push(...page.events);
-    at = page.nextCursor;
-  }
-  if (at === undefined) throw new Error('no page was read');
-  return { events, cursor: at };
-}
 
 eachStore((s) => {
   describe('listOrderEvents', () => {
