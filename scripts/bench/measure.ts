@@ -46,17 +46,21 @@ export function startServer(script: string, args: string[], port: number, marker
 /** Requests per second under autocannon, after a warm-up. Fails on any non-expected status. */
 export async function throughput(options: {
   url: string;
-  method: 'GET' | 'DELETE' | 'PUT';
+  method: 'GET' | 'DELETE' | 'PUT' | 'POST';
   path: string | ((n: number) => string);
-  headers: Record<string, string>;
+  /** The request's headers, or the headers of request `n` (a placement's own Idempotency-Key). */
+  headers: Record<string, string> | ((n: number) => Record<string, string>);
+  /** A JSON body, sent with every request. */
+  body?: string;
   connections: number;
   seconds: number;
   expect: number;
 }): Promise<number> {
-  // One counter across the warm-up and the run, so a path per request is never reused.
+  // One counter across the warm-up and the run, so a path or a key per request is never reused.
   let n = 0;
   const run = async (duration: number) => {
     const paths = options.path;
+    const headers = options.headers;
     const result = await autocannon({
       url: options.url,
       connections: options.connections,
@@ -64,8 +68,15 @@ export async function throughput(options: {
       requests: [
         {
           method: options.method,
-          headers: options.headers,
-          setupRequest: (req) => ({ ...req, path: typeof paths === 'string' ? paths : paths(n++) }),
+          ...(options.body === undefined ? {} : { body: options.body }),
+          setupRequest: (req) => {
+            const i = n++;
+            return {
+              ...req,
+              path: typeof paths === 'string' ? paths : paths(i),
+              headers: typeof headers === 'function' ? headers(i) : headers,
+            };
+          },
         },
       ],
     });

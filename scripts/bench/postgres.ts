@@ -1,11 +1,13 @@
 // The PostgreSQL part of `npm run bench`: the same scenarios as SQLite's on one database, then
 // two instances sharing it against one.
 import { spawnSync } from 'node:child_process';
+import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { hashKey } from '../../src/keys';
 import { openPostgresStore, type ImportRecord } from '../../src/store';
 import { median, startServer, throughput, type Server } from './measure';
+import { BENCH_SCOPES, NEW_ORDER_BODY, REPLAYED_KEY, placeReplayed } from './placements';
 
 const ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -21,6 +23,8 @@ interface Context {
   /** petstore-orders on SQLite, by scenario name, for the comparison column. */
   sqlite: (name: string) => number | undefined;
   nextPort: () => number;
+  /** Only the scenarios whose names hold this text (BENCH_ONLY), when given. */
+  only?: string | undefined;
 }
 
 /**
@@ -86,8 +90,9 @@ export async function postgresRuns(ctx: Context): Promise<string[]> {
   const fill = async (url: string, count: number): Promise<void> => {
     const store = await openPostgresStore(url);
     await store.importOrders(ctx.orders(count));
-    await store.createKey('bench', hashKey(ctx.key));
+    await store.createKey('bench', hashKey(ctx.key), { scopes: BENCH_SCOPES });
     await store.createKey('bench-limited', hashKey(ctx.limitedKey), { rateLimit: ctx.limitedPolicy });
+    await placeReplayed(store, 'bench');
     await store.close();
   };
   return withScratchDatabases(async (create) => {
@@ -106,12 +111,22 @@ export async function postgresRuns(ctx: Context): Promise<string[]> {
       });
     };
     const auth = { Authorization: `Bearer ${ctx.key}` };
+    const placing = (idempotencyKey: string) => ({ ...auth, 'Content-Type': 'application/json', 'Idempotency-Key': idempotencyKey });
     const rates = new Map<string, number[]>();
     const record = (name: string, rate: number) => {
       rates.set(name, [...(rates.get(name) ?? []), rate]);
       process.stderr.write(`postgres ${name}: ${rate.toFixed(0)} req/s\n`);
     };
-    const single = [
+    const single: Array<{
+      name: string;
+      method: 'GET' | 'DELETE' | 'POST';
+      path: (n: number) => string;
+      connections: number;
+      expect: number;
+      fresh: boolean;
+      headers?: Record<string, string> | ((n: number) => Record<string, string>);
+      body?: string;
+    }> = [
       {
         name: 'listOrders, 1,000 orders (c=32)',
         method: 'GET' as const,
@@ -153,7 +168,28 @@ export async function postgresRuns(ctx: Context): Promise<string[]> {
         expect: 204,
         fresh: true,
       },
+      {
+        name: 'placeOrder, a new Idempotency-Key each (c=16)',
+        method: 'POST' as const,
+        path: () => '/v3/store/orders',
+        connections: 16,
+        expect: 201,
+        fresh: true,
+        headers: (n: number) => placing(`bench-${n}`),
+        body: NEW_ORDER_BODY,
+      },
+      {
+        name: 'placeOrder, one Idempotency-Key again and again: replays (c=32)',
+        method: 'POST' as const,
+        path: () => '/v3/store/orders',
+        connections: 32,
+        expect: 201,
+        fresh: true,
+        headers: placing(REPLAYED_KEY),
+        body: NEW_ORDER_BODY,
+      },
     ];
+    if (ctx.only !== undefined) single.splice(0, single.length, ...single.filter((scenario) => scenario.name.includes(ctx.only ?? '')));
     for (let round = 0; round < ctx.rounds; round += 1) {
       for (const scenario of single) {
         const database = scenario.fresh ? await pending() : list;
@@ -172,10 +208,16 @@ export async function postgresRuns(ctx: Context): Promise<string[]> {
               throughput({
                 url: server.url,
                 ...scenario,
-                // Interleaved ids, so the two instances never cancel the same order.
+                // Interleaved ids, so the two instances never cancel the same order (nor place under the same key).
                 path: (n: number) => scenario.path(n * 2 + i),
                 connections: scenario.connections / 2,
-                headers: scenario.headers ?? auth,
+                headers:
+                  typeof scenario.headers === 'function'
+                    ? (
+                        (h) => (n: number) =>
+                          h(n * 2 + i)
+                      )(scenario.headers)
+                    : (scenario.headers ?? auth),
                 seconds: ctx.seconds,
               }),
             ),
@@ -183,6 +225,32 @@ export async function postgresRuns(ctx: Context): Promise<string[]> {
           record(`${scenario.name}, two instances`, halves[0]! + halves[1]!);
         } finally {
           await Promise.all(two.map((server) => server.stop()));
+        }
+      }
+    }
+    // Placements against fastify on PostgreSQL doing the same insert (without an Idempotency-Key),
+    // in alternating rounds, each on a fresh database.
+    const placement = single.find((scenario) => scenario.name.startsWith('placeOrder, a new'));
+    const startFastify = (url: string): Promise<Server> => {
+      const port = ctx.nextPort();
+      return startServer(
+        path.join(__dirname, 'baselines', 'fastify-postgres.js'),
+        ['--url', url, '--port', String(port)],
+        port,
+        /listening/,
+      );
+    };
+    for (let round = 0; placement !== undefined && round < ctx.rounds; round += 1) {
+      for (const kind of round % 2 === 0 ? ['petstore', 'fastify'] : ['fastify', 'petstore']) {
+        const database = await pending();
+        const server = kind === 'petstore' ? await start(database) : await startFastify(database);
+        try {
+          record(
+            `${placement.name}|${kind}`,
+            await throughput({ url: server.url, ...placement, headers: placement.headers ?? auth, seconds: ctx.seconds }),
+          );
+        } finally {
+          await server.stop();
         }
       }
     }
@@ -198,6 +266,16 @@ export async function postgresRuns(ctx: Context): Promise<string[]> {
       const sqlite = ctx.sqlite(scenario.name);
       lines.push(
         `| ${scenario.name} | ${sqlite === undefined ? '-' : sqlite.toFixed(0)} | ${one.toFixed(0)} | ${two.toFixed(0)} | ${(two / one).toFixed(2)}× |`,
+      );
+    }
+    if (placement !== undefined) {
+      const ours = median(rates.get(`${placement.name}|petstore`)!);
+      const theirs = median(rates.get(`${placement.name}|fastify`)!);
+      lines.push(
+        '',
+        '| placements on PostgreSQL, one instance | petstore-orders | fastify 5 + pg, the same insert | vs fastify |',
+        '|---|---:|---:|---:|',
+        `| ${placement.name} | ${ours.toFixed(0)} | ${theirs.toFixed(0)} | ${(ours / theirs).toFixed(2)}× |`,
       );
     }
     return lines;

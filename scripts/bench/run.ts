@@ -11,6 +11,7 @@ import { bigDownload, median, peakRss, probeHealth, quantile, startServer, throu
 import { feedRuns } from './feed';
 import { HELD_ORDERS, OVERLOAD_ORDERS, overloadRuns } from './overload';
 import { pageRuns } from './pages';
+import { BENCH_SCOPES, NEW_ORDER_BODY, REPLAYED_KEY, placeReplayed } from './placements';
 import { postgresProblem, postgresRuns, settleWrites, withScratchDatabases } from './postgres';
 import { checkPerformancePage, runSection, writeLatestRun } from './report';
 
@@ -34,6 +35,8 @@ const limitedKey = generateKey();
 const limitedAuth = { Authorization: `Bearer ${limitedKey}` };
 /** The policy of limitedKey: the largest quota a policy takes. */
 const NEVER_SPENT = '999999999/day';
+/** A placement's headers: the key, the body's type, and Idempotency-Key `key`. */
+const placing = (idempotencyKey: string) => ({ ...auth, 'Content-Type': 'application/json', 'Idempotency-Key': idempotencyKey });
 
 function* orders(count: number, from = 1): Generator<ImportRecord> {
   for (let i = 0; i < count; i += 1) {
@@ -47,8 +50,9 @@ async function template(name: string, count: number): Promise<string> {
   const file = path.join(work, `${name}.db`);
   const store = openSqliteStore(file);
   await store.importOrders(orders(count));
-  await store.createKey('bench', hashKey(key));
+  await store.createKey('bench', hashKey(key), { scopes: BENCH_SCOPES });
   await store.createKey('bench-limited', hashKey(limitedKey), { rateLimit: NEVER_SPENT });
+  await placeReplayed(store, 'bench');
   await store.close();
   return file;
 }
@@ -71,9 +75,10 @@ function start(kind: Kind, db: string): Promise<Server> {
 interface Scenario {
   name: string;
   db: string;
-  method: 'GET' | 'DELETE' | 'PUT';
+  method: 'GET' | 'DELETE' | 'PUT' | 'POST';
   path: string | ((n: number) => string);
-  headers: Record<string, string>;
+  headers: Record<string, string> | ((n: number) => Record<string, string>);
+  body?: string;
   connections: number;
   expect: number;
   fresh?: boolean;
@@ -152,6 +157,28 @@ async function main(): Promise<void> {
       headers: limitedAuth,
       connections: 32,
       expect: 200,
+    },
+    {
+      name: 'placeOrder, a new Idempotency-Key each (c=16)',
+      db: small,
+      method: 'POST',
+      path: '/v3/store/orders',
+      headers: (n) => placing(`bench-${n}`),
+      body: NEW_ORDER_BODY,
+      connections: 16,
+      expect: 201,
+      fresh: true,
+    },
+    {
+      name: 'placeOrder, one Idempotency-Key again and again: replays (c=32)',
+      db: small,
+      method: 'POST',
+      path: '/v3/store/orders',
+      headers: placing(REPLAYED_KEY),
+      body: NEW_ORDER_BODY,
+      connections: 32,
+      expect: 201,
+      fresh: true,
     },
     {
       name: 'cancelOrder, unknown id: 404 (c=32)',
@@ -252,6 +279,7 @@ async function main(): Promise<void> {
         orders,
         sqlite,
         nextPort: () => nextPort++,
+        only: ONLY,
       })),
     );
   }

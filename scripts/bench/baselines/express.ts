@@ -1,6 +1,16 @@
 // Bare express 5: the same queries and auth, res.json, express's defaults.
 import express from 'express';
-import { METHOD_NOT_ALLOWED, NO_OPERATION, UNAUTHORIZED, args, notFound, openBaselineStore, ready, shipped } from './shared';
+import {
+  METHOD_NOT_ALLOWED,
+  NO_OPERATION,
+  UNAUTHORIZED,
+  args,
+  notFound,
+  openBaselineStore,
+  ready,
+  shipped,
+  type BaselineNewOrder,
+} from './shared';
 
 const { db, port } = args();
 const store = openBaselineStore(db);
@@ -36,6 +46,16 @@ app.delete('/v1/store/orders/:orderId', (req, res) => {
   if (outcome === 'cancelled') res.status(204).end();
   else if (outcome === 'shipped') res.status(409).json(shipped(id));
   else res.status(404).json(notFound(id));
+});
+
+// A placement: express.json() reads the body, the same insert, 201 at the order's address.
+app.post('/v3/store/orders', express.json(), (req, res) => {
+  if (!store.authorized(req.headers.authorization)) {
+    res.status(401).set('WWW-Authenticate', 'Bearer').json(UNAUTHORIZED);
+    return;
+  }
+  const placed = store.placeOrder(req.body as BaselineNewOrder);
+  res.status(201).set('Location', `/v3/store/orders/${placed.id}`).json(placed);
 });
 
 app.all('/v1/store/orders', (_req, res) => {

@@ -3,7 +3,18 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Fastify from 'fastify';
 import { parse } from 'yaml';
-import { METHOD_NOT_ALLOWED, NO_OPERATION, UNAUTHORIZED, args, notFound, openBaselineStore, ready, shipped } from './shared';
+import {
+  METHOD_NOT_ALLOWED,
+  NO_OPERATION,
+  UNAUTHORIZED,
+  args,
+  notFound,
+  openBaselineStore,
+  ready,
+  shipped,
+  type BaselineNewOrder,
+  withoutExamples,
+} from './shared';
 
 const { db, port } = args();
 const store = openBaselineStore(db);
@@ -51,6 +62,18 @@ app.delete<{ Params: { orderId: string } }>(
     if (outcome === 'cancelled') return reply.code(204).send();
     if (outcome === 'shipped') return reply.code(409).send(shipped(id));
     return reply.code(404).send(notFound(id));
+  },
+);
+
+// A placement: the body validated against v3's NewOrder, the same insert, 201 at the order's address.
+const v3Spec = parse(fs.readFileSync(path.join(__dirname, '../../../../spec/openapi-v3.yaml'), 'utf8')) as typeof spec;
+app.post<{ Body: BaselineNewOrder }>(
+  '/v3/store/orders',
+  { schema: { body: withoutExamples(v3Spec.components.schemas.NewOrder!), response: { 201: v2Order, 401: error } } },
+  async (req, reply) => {
+    if (!store.authorized(req.headers.authorization)) return reply.code(401).header('WWW-Authenticate', 'Bearer').send(UNAUTHORIZED);
+    const placed = store.placeOrder(req.body);
+    return reply.code(201).header('Location', `/v3/store/orders/${placed.id}`).send(placed);
   },
 );
 

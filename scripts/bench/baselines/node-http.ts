@@ -1,6 +1,16 @@
 // Bare node:http: the same queries and auth, the whole array built and stringified at once.
 import http from 'node:http';
-import { METHOD_NOT_ALLOWED, NO_OPERATION, UNAUTHORIZED, args, notFound, openBaselineStore, ready, shipped } from './shared';
+import {
+  METHOD_NOT_ALLOWED,
+  NO_OPERATION,
+  UNAUTHORIZED,
+  args,
+  notFound,
+  openBaselineStore,
+  ready,
+  shipped,
+  type BaselineNewOrder,
+} from './shared';
 
 const { db, port } = args();
 const store = openBaselineStore(db);
@@ -15,6 +25,17 @@ http
   .createServer((req, res) => {
     const url = req.url ?? '/';
     if (req.method === 'GET' && url === '/healthz') return json(res, 200, { status: 'ok' });
+    if (req.method === 'POST' && url === '/v3/store/orders') {
+      // A placement: the body read whole and parsed, the same insert, 201 at the order's address.
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        if (!store.authorized(req.headers.authorization)) return json(res, 401, UNAUTHORIZED, { 'WWW-Authenticate': 'Bearer' });
+        const placed = store.placeOrder(JSON.parse(Buffer.concat(chunks).toString('utf8')) as BaselineNewOrder);
+        json(res, 201, placed, { Location: `/v3/store/orders/${placed.id}` });
+      });
+      return;
+    }
     const cancel = /^\/v1\/store\/orders\/(-?\d+)$/.exec(url);
     const read = req.method === 'GET' ? /^\/v[23]\/store\/orders\/(-?\d+)$/.exec(url) : null;
     const list = url === '/v1/store/orders';

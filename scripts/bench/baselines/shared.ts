@@ -2,6 +2,7 @@
 // queries and the same key-hash auth, with none of the contract machinery around them.
 import { createHash } from 'node:crypto';
 import Database from 'better-sqlite3';
+import { instantKey } from '../../../src/date-time';
 
 export interface BaselineOrder {
   id: number;
@@ -14,6 +15,13 @@ export interface BaselineOrder {
 /** v2's order: v1's fields and the status. */
 export interface BaselineV2Order extends BaselineOrder {
   status: string;
+}
+
+/** An order to place, as a client sends it. */
+export interface BaselineNewOrder {
+  petId: number;
+  quantity: number;
+  shipDate: string;
 }
 
 interface Row {
@@ -37,6 +45,23 @@ export function openBaselineStore(file: string) {
   const one = db.prepare<[number], Row & { status: string }>(
     `SELECT id, pet_id, quantity, ship_date, complete, status FROM orders WHERE id = ? AND status <> 'cancelled'`,
   );
+  const nextId = db.prepare<[], number>('SELECT coalesce(max(id), 0) + 1 FROM orders').pluck();
+  const insertOrder = db.prepare(
+    `INSERT INTO orders (id, pet_id, quantity, ship_date, ship_at, created_at, complete, status) VALUES (?, ?, ?, ?, ?, ?, 0, 'pending')`,
+  );
+  const insertEvent = db.prepare(
+    `INSERT INTO order_events (type, order_id, status, occurred_at) VALUES ('order.created', ?, 'pending', ?)`,
+  );
+  // The same insert as a placement: the order under the next id, its event and the revision, in
+  // one transaction; without an Idempotency-Key, which a hand-written server would not have.
+  const placeTx = db.transaction(({ petId, quantity, shipDate }: BaselineNewOrder): BaselineV2Order => {
+    const id = nextId.get()!;
+    const at = new Date().toISOString();
+    insertOrder.run(id, petId, quantity, shipDate, instantKey(shipDate), at);
+    insertEvent.run(id, at);
+    bump.run();
+    return { id, petId, quantity, shipDate, complete: false, status: 'pending' };
+  });
   const cancelTx = db.transaction((id: number): 'cancelled' | 'shipped' | 'not_found' => {
     if (cancel.run(new Date().toISOString(), id).changes === 1) {
       bump.run();
@@ -48,6 +73,8 @@ export function openBaselineStore(file: string) {
     listOrders: (): BaselineOrder[] =>
       list.all().map((r) => ({ id: r.id, petId: r.pet_id, quantity: r.quantity, shipDate: r.ship_date, complete: r.complete === 1 })),
     cancelOrder: (id: number) => cancelTx.immediate(id),
+    /** Places a new pending order, with its event. */
+    placeOrder: (order: BaselineNewOrder): BaselineV2Order => placeTx.immediate(order),
     /** v2's read of one order and its weak ETag (a digest of the body), or undefined for an unknown or cancelled one. */
     getOrder: (id: number): { order: BaselineV2Order; etag: string } | undefined => {
       const r = one.get(id);
@@ -94,4 +121,9 @@ export function args(): { db: string; port: number } {
 /** Tells the bench runner the server is ready. */
 export function ready(port: number): void {
   process.stdout.write(`listening ${port}\n`);
+}
+
+/** A document's schema as fastify's validator takes it: without the `example`s its strict mode refuses. */
+export function withoutExamples(schema: object): object {
+  return JSON.parse(JSON.stringify(schema), (key, value: unknown) => (key === 'example' ? undefined : value)) as object;
 }
