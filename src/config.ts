@@ -111,6 +111,9 @@ export const DEFAULT_LIMITS: HttpLimits = Object.freeze({
  * shed request that waited costs a client that ignores Retry-After one request per half second,
  * not a flood of them. The measurements behind each choice are in docs/performance-log.md.
  */
+/** Hours a placement's Idempotency-Key is kept unless the deployment says otherwise (PETSTORE_IDEMPOTENCY_HOURS). */
+export const DEFAULT_IDEMPOTENCY_HOURS = 24;
+
 export const DEFAULT_ADMISSION = Object.freeze({ limit: Math.max(16, 16 * os.availableParallelism()), maxWaitMs: 500, queue: 1024 });
 
 /**
@@ -185,7 +188,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     }),
     rateLimit: Object.freeze(rateLimit(env)),
     corsOrigins: Object.freeze(corsOrigins(env)),
-    idempotencyHours: number(env, 'PETSTORE_IDEMPOTENCY_HOURS', 24, 1),
+    idempotencyHours: number(env, 'PETSTORE_IDEMPOTENCY_HOURS', DEFAULT_IDEMPOTENCY_HOURS, 1),
   });
 }
 

@@ -3,15 +3,15 @@ import v8 from 'node:v8';
 import type { Socket } from 'node:net';
 import type { Express } from 'express';
 import { createApp } from './app';
-import { DEFAULT_LIMITS, type AdmissionLimits, type HttpLimits } from './config';
+import { DEFAULT_IDEMPOTENCY_HOURS, DEFAULT_LIMITS, type AdmissionLimits, type HttpLimits } from './config';
 import type { Policy } from './rate-policy';
 import { ApiError } from './errors';
 import { withAppPrototypes } from './http/app-prototypes';
-import { DEFAULT_IDEMPOTENCY_HOURS } from './http/dispatcher';
 import { rawErrorResponse } from './http/error-reply';
 import { logOutputOf, silentLogger, type Logger } from './logger';
 import { EventFeed, type EventFeedOptions } from './feed/event-feed';
 import { createMetrics } from './metrics';
+import { removeHourly } from './retention';
 import type { Store } from './store';
 
 /** Options for a listening server. */
@@ -113,28 +113,6 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Socket, last: htt
   socket.end(rawErrorResponse(error));
 }
 
-const HOUR_MS = 60 * 60 * 1000;
-
-/**
- * Removes the Idempotency-Key records older than `hours` now, then every hour until the returned
- * function is called, as the feed removes its old events. A placement ignores an expired record
- * whether or not it has been removed yet.
- */
-function pruneIdempotencyKeysHourly(store: Store, hours: number, logger: Logger): () => void {
-  const prune = (): void => {
-    store.pruneIdempotencyKeys(new Date(Date.now() - hours * HOUR_MS).toISOString()).then(
-      (removed) => {
-        if (removed > 0) logger.info({ removed, idempotencyHours: hours }, 'removed expired Idempotency-Key records');
-      },
-      (err: unknown) => logger.warn({ err }, 'could not remove expired Idempotency-Key records; trying again later'),
-    );
-  };
-  const timer = setInterval(prune, HOUR_MS);
-  timer.unref();
-  prune();
-  return () => clearInterval(timer);
-}
-
 /** Starts the HTTP server. Only this module listens; the CLI wires signals to `close`. */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const { store, logger } = options;
@@ -155,7 +133,14 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     ...(options.idempotencyHours === undefined ? {} : { idempotencyHours: options.idempotencyHours }),
   });
   feed.startPruning();
-  const stopPruningKeys = pruneIdempotencyKeysHourly(store, options.idempotencyHours ?? DEFAULT_IDEMPOTENCY_HOURS, logger);
+  // Idempotency-Key records past their hours are removed as the feed's old events are; a placement
+  // ignores an expired record whether or not it has been removed yet.
+  const idempotencyHours = options.idempotencyHours ?? DEFAULT_IDEMPOTENCY_HOURS;
+  const stopPruningKeys = removeHourly(idempotencyHours * 60 * 60 * 1000, (before) => store.pruneIdempotencyKeys(before), logger, {
+    removed: 'removed expired Idempotency-Key records',
+    failed: 'could not remove expired Idempotency-Key records; trying again later',
+    fields: { idempotencyHours },
+  });
   const server = createHttpServer(app, limits, logger);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

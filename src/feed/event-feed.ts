@@ -2,6 +2,7 @@ import { ApiError } from '../errors';
 import type { Logger } from '../logger';
 import { silentLogger } from '../logger';
 import type { MaybePromise } from '../maybe-promise';
+import { removeHourly } from '../retention';
 import { EventsExpiredError, type EventPage, type Store } from '../store';
 
 /** How soon a waiting read looks again for events held back by an older transaction, and how seldom at most. */
@@ -19,8 +20,6 @@ export interface EventFeedOptions {
   logger?: Logger;
 }
 
-/** How often the events past their retention are removed, while the feed is served. */
-const PRUNE_EVERY_MS = 60 * 60 * 1000;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
@@ -33,7 +32,8 @@ export class EventFeed {
   readonly maxWaiting: number;
   private readonly releases = new Set<() => void>();
   private closed = false;
-  private pruning: NodeJS.Timeout | undefined;
+  /** Stops the hourly removal of old events, once it runs. */
+  private stopPruning: (() => void) | undefined;
 
   constructor(
     private readonly store: Store,
@@ -138,24 +138,23 @@ export class EventFeed {
 
   /** Removes the events past their retention now, then every hour until close. */
   startPruning(): void {
-    if (this.pruning !== undefined || this.closed) return;
-    const prune = (): void => {
-      this.store.pruneEvents(new Date(Date.now() - this.retentionDays * DAY_MS).toISOString()).then(
-        (removed) => {
-          if (removed > 0) (this.options.logger ?? silentLogger).info({ removed, retentionDays: this.retentionDays }, 'removed old events');
-        },
-        (err: unknown) => (this.options.logger ?? silentLogger).warn({ err }, 'could not remove old events; trying again later'),
-      );
-    };
-    this.pruning = setInterval(prune, PRUNE_EVERY_MS);
-    this.pruning.unref();
-    prune();
+    if (this.stopPruning !== undefined || this.closed) return;
+    this.stopPruning = removeHourly(
+      this.retentionDays * DAY_MS,
+      (before) => this.store.pruneEvents(before),
+      this.options.logger ?? silentLogger,
+      {
+        removed: 'removed old events',
+        failed: 'could not remove old events; trying again later',
+        fields: { retentionDays: this.retentionDays },
+      },
+    );
   }
 
   /** Answers every waiting request now (an empty page, its cursor unchanged), and every later one at once. */
   close(): void {
     this.closed = true;
-    clearInterval(this.pruning);
+    this.stopPruning?.();
     for (const release of [...this.releases]) release();
   }
 }

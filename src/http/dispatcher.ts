@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { OpenAPIV3 } from 'openapi-types';
 import { undeclaredQueryPolicy } from '../contract/document';
+import { DEFAULT_IDEMPOTENCY_HOURS } from '../config';
 import { assertStatusesDeclared } from '../contract/framework-statuses';
 import type { ApiVersion } from '../contract/types';
 import { assertScopesDeclared } from '../contract/scopes';
@@ -23,9 +24,6 @@ import { createRequestCheck, type RequestInputs } from './request-check';
 import type { RequestContext } from './request-context';
 import { createSecurity } from './security';
 import { createWriter } from './stream';
-
-/** Hours a placement's Idempotency-Key is kept unless the deployment says otherwise. */
-export const DEFAULT_IDEMPOTENCY_HOURS = 24;
 
 /** The document's security scheme for API keys: the one the dispatcher checks. */
 const BEARER = 'bearerAuth';
