@@ -43,7 +43,8 @@ export class ApiError extends StacklessError {
 
 /** The longest `message` an Error carries: the bound v3's document gives it. */
 export const MESSAGE_LIMIT = 1024;
-// C0 controls and DEL: what a message quoting a client's input (a query value) may carry.
+// C0 controls and DEL: what a message quoting a client's input (a query value) may carry. Tested
+// for before the global replace: a message without one, nearly every message, costs half as much.
 const CONTROL = /[\u0000-\u001f\u007f]/;
 const CONTROLS = /[\u0000-\u001f\u007f]/g;
 

@@ -1,4 +1,5 @@
 import { RATE_UNITS, type RateUnit } from '../rate-policy';
+import { PRUNE_BATCH } from './events';
 import type { OrderStatus, PageRequest, RateWindows } from './types';
 
 // Every statement the stores share, written once with `$1, $2, …` placeholders (each dialect
@@ -175,6 +176,9 @@ export function rateWindowsOf(row: Record<string, unknown>): RateWindows {
   return { now: at('now'), s: window('s'), min: window('min'), h: window('h'), day: window('day') };
 }
 
+/** The columns a placed order is written with, in this order: its id, then placedOrderValues' (src/store/core.ts), then its status. */
+export const PLACED_COLUMNS = 'id, pet_id, quantity, ship_date, ship_at, created_at, complete, status';
+
 /**
  * The statements of a placement (Store.placeOrder), in the order it runs them in one transaction:
  * the Idempotency-Key's record, if one is kept; the placed order, with the id the store gives it
@@ -184,12 +188,12 @@ export function rateWindowsOf(row: Record<string, unknown>): RateWindows {
  */
 export const PLACEMENT_SQL = {
   record: 'SELECT fingerprint, answer FROM idempotency_keys WHERE key_name = $1 AND idem_key = $2 AND created_at >= $3',
-  order: `INSERT INTO orders (id, pet_id, quantity, ship_date, ship_at, created_at, complete, status) VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending')`,
+  order: `INSERT INTO orders (${PLACED_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending')`,
   remember: `INSERT INTO idempotency_keys (key_name, idem_key, fingerprint, order_id, answer, created_at) VALUES ($1, $2, $3, $4, $5, $6)
     ON CONFLICT (key_name, idem_key) DO UPDATE SET
       fingerprint = excluded.fingerprint, order_id = excluded.order_id, answer = excluded.answer, created_at = excluded.created_at`,
   /** Up to PRUNE_BATCH records made before `$1`, per statement. */
-  prune: `DELETE FROM idempotency_keys WHERE (key_name, idem_key) IN (SELECT key_name, idem_key FROM idempotency_keys WHERE created_at < $1 LIMIT 10000)`,
+  prune: `DELETE FROM idempotency_keys WHERE (key_name, idem_key) IN (SELECT key_name, idem_key FROM idempotency_keys WHERE created_at < $1 LIMIT ${PRUNE_BATCH})`,
 } as const;
 
 /**

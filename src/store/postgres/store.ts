@@ -30,7 +30,17 @@ import {
   pruneInBatches,
   type EventRow,
 } from '../events';
-import { BEFORE_FIRST_ID, PLACEMENT_SQL, rateCountValues, rateSql, statusSql, storeSql, type ListedRow, type OrderRow } from '../sql';
+import {
+  BEFORE_FIRST_ID,
+  PLACED_COLUMNS,
+  PLACEMENT_SQL,
+  rateCountValues,
+  rateSql,
+  statusSql,
+  storeSql,
+  type ListedRow,
+  type OrderRow,
+} from '../sql';
 import { EventsExpiredError, StoreInvariantError } from '../errors';
 import type {
   CancelOutcome,
@@ -70,7 +80,7 @@ const PLACEMENT_ATTEMPTS = 3;
  */
 const RECORD_OR_BUMP_SQL = `WITH kept AS (${PLACEMENT_SQL.record}),
   bumped AS (${SQL.bumpRevision} WHERE NOT EXISTS (SELECT 1 FROM kept) RETURNING 1)
-  SELECT k.fingerprint, k.answer, (SELECT count(*) FROM bumped) AS bumped FROM (SELECT 1) one LEFT JOIN kept k ON true`;
+  SELECT k.fingerprint, k.answer FROM (SELECT 1) one LEFT JOIN kept k ON true`;
 
 /**
  * A placed order under the next id, and its order.created event: placedOrderValues' values (pet,
@@ -78,7 +88,7 @@ const RECORD_OR_BUMP_SQL = `WITH kept AS (${PLACEMENT_SQL.record}),
  */
 const PLACE_SQL = `WITH next AS (SELECT coalesce(max(id), 0) + 1 AS id FROM orders),
   placed AS (
-    INSERT INTO orders (id, pet_id, quantity, ship_date, ship_at, created_at, complete, status)
+    INSERT INTO orders (${PLACED_COLUMNS})
     SELECT id, $1, $2, $3, $4, $5, $6, 'pending' FROM next RETURNING id
   )
   ${insertEventsSql(`SELECT 'order.created', id, 'pending', $5 FROM placed`)} RETURNING order_id AS id`;
