@@ -11,5 +11,8 @@ export function describeAjvError(error: ErrorObject, prefix = ''): string {
     const missing = String(error.params.missingProperty);
     return `${field ? `${field}.` : ''}${missing} is required`;
   }
+  if (error.keyword === 'enum' && Array.isArray(error.params.allowedValues)) {
+    return `${field || 'value'} must be one of ${error.params.allowedValues.map((value) => JSON.stringify(value)).join(', ')}`;
+  }
   return `${field || 'value'} ${error.message ?? 'is invalid'}`;
 }

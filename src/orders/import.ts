@@ -34,6 +34,16 @@ export function compileImportValidator(document: OpenAPIV3.Document): ValidateFu
   return createContractAjv(document).compile<ImportRecord>(importRecordSchema(document));
 }
 
+/**
+ * An order is complete once it has shipped, and only then: shipping sets `complete`, and a record
+ * whose two fields disagree is refused rather than guessed at.
+ */
+function fulfilmentProblem({ status = 'pending', complete }: ImportRecord): string | undefined {
+  if (status === 'shipped' && !complete) return 'complete must be true when status is "shipped"';
+  if (status !== 'shipped' && complete) return 'complete must be false unless status is "shipped"';
+  return undefined;
+}
+
 /** Called as records are validated (after each chunk of the file), with how many have been read so far. */
 export type ImportProgress = (records: number) => void;
 
@@ -72,12 +82,14 @@ export async function* validatedRecords(
     for await (const batch of jsonArrayBatches(input)) {
       const records: ImportRecord[] = [];
       for (const value of batch) {
-        if (!validate(value)) {
-          if (records.length > 0) yield records;
-          const problems = (validate.errors ?? []).map((error) => describeAjvError(error));
-          throw new ImportError(`record ${count + records.length}: ${problems.join('; ')}`);
+        let problem: string | undefined;
+        if (!validate(value)) problem = (validate.errors ?? []).map((error) => describeAjvError(error)).join('; ');
+        else if ((problem = fulfilmentProblem(value)) === undefined) {
+          records.push(value);
+          continue;
         }
-        records.push(value);
+        if (records.length > 0) yield records;
+        throw new ImportError(`record ${count + records.length}: ${problem}`);
       }
       yield records;
       count += records.length;

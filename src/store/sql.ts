@@ -86,10 +86,11 @@ export function petExistsSql(visible: readonly string[] = []): string {
 /**
  * The move of a pending order to cancelled or shipped, with its timestamp, in every store: one
  * conditional update, so that of concurrent moves of one order exactly one happens. `$1` is the
- * time, `$2` the id.
+ * time, `$2` the id. Shipping fulfils an order, so a shipped order is complete.
  */
 export function movePendingSql(to: 'cancelled' | 'shipped', visible: readonly string[] = []): string {
-  return `UPDATE orders SET status = '${to}', ${to === 'cancelled' ? 'cancelled_at' : 'shipped_at'} = $1 WHERE ${where(['id = $2', `status = 'pending'`, ...visible])}`;
+  const set = to === 'cancelled' ? `status = 'cancelled', cancelled_at = $1` : `status = 'shipped', shipped_at = $1, complete = TRUE`;
+  return `UPDATE orders SET ${set} WHERE ${where(['id = $2', `status = 'pending'`, ...visible])}`;
 }
 
 /** The API-key statements. */

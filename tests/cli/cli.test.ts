@@ -221,7 +221,7 @@ describe('orders', () => {
   test('import reads a file, all or nothing', () => {
     const file = writeJson('orders.json', [
       { ...good, id: 1 },
-      { ...good, id: 2, status: 'shipped' },
+      { ...good, id: 2, status: 'shipped', complete: true },
     ]);
 
     const result = cli(['--db', db, 'orders', 'import', file]);
@@ -251,6 +251,20 @@ describe('orders', () => {
     expect(rowsOf(db)).toEqual([]);
   });
 
+  test.each([
+    ['a shipped order that is not complete', { status: 'shipped', complete: false }, 'record 1: complete must be true when status is "shipped"'],
+    ['a complete order that is not shipped', { complete: true }, 'record 1: complete must be false unless status is "shipped"'],
+    ['a complete order marked pending', { status: 'pending', complete: true }, 'record 1: complete must be false unless status is "shipped"'],
+  ])('import refuses %s, naming the field, and writes nothing', (_case, fields, message) => {
+    const file = writeJson('contradiction.json', [good, { ...good, ...fields }]);
+
+    const result = cli(['--db', db, 'orders', 'import', file]);
+
+    expect(result.status).toBe(1);
+    expect(result.stderr).toBe(`petstore-orders: ${message}; nothing was imported\n`);
+    expect(rowsOf(db)).toEqual([]);
+  });
+
   test('a missing file fails with a message naming it', () => {
     const result = cli(['--db', db, 'orders', 'import', path.join(tmp.dir, 'absent.json')]);
 
@@ -259,16 +273,16 @@ describe('orders', () => {
   });
 
   test.each([
-    ['a pending order ships', 'pending', 0, 'order 1 shipped\n', 'shipped'],
-    ['a shipped order stays shipped', 'shipped', 0, 'order 1 had already shipped; nothing changed\n', 'shipped'],
-  ])('ship: %s', (_case, status, code, stdout, after) => {
-    cli(['--db', db, 'orders', 'import', '-'], { input: JSON.stringify([{ ...good, id: 1, status }]) });
+    ['a pending order ships, and is complete', 'pending', 'order 1 shipped\n'],
+    ['a shipped order stays shipped', 'shipped', 'order 1 had already shipped; nothing changed\n'],
+  ])('ship: %s', (_case, status, stdout) => {
+    cli(['--db', db, 'orders', 'import', '-'], { input: JSON.stringify([{ ...good, id: 1, status, complete: status === 'shipped' }]) });
 
     const result = cli(['--db', db, 'orders', 'ship', '1']);
 
-    expect(result.status).toBe(code);
+    expect(result.status).toBe(0);
     expect(result.stdout).toBe(stdout);
-    expect(rowsOf(db)[0]!.status).toBe(after);
+    expect(rowsOf(db)[0]).toMatchObject({ status: 'shipped', complete: 1 });
   });
 
   test.each([

@@ -232,10 +232,12 @@ export function order(overrides: Partial<ImportRecord> = {}): ImportRecord {
 }
 
 /** The raw order rows of a database file, read around the service, for asserting what was written. */
-export function rowsOf(file: string): Array<{ id: number; status: string; cancelled_at: string | null; shipped_at: string | null }> {
+export function rowsOf(
+  file: string,
+): Array<{ id: number; status: string; complete: number; cancelled_at: string | null; shipped_at: string | null }> {
   const db = new Database(file, { readonly: true });
   try {
-    return db.prepare('SELECT id, status, cancelled_at, shipped_at FROM orders ORDER BY id').all() as never;
+    return db.prepare('SELECT id, status, complete, cancelled_at, shipped_at FROM orders ORDER BY id').all() as never;
   } finally {
     db.close();
   }

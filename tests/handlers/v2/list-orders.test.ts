@@ -251,7 +251,7 @@ eachStore((s) => {
       [{ limit: 0 }, /^limit must be >= 1/],
       [{ limit: 1001 }, /^limit must be <= 1000/],
       [{ limit: 'ten' }, /^limit must be the plain decimal form of an integer/],
-      [{ status: 'cancelled' }, /^status must be equal to one of the allowed values/],
+      [{ status: 'cancelled' }, /^status must be one of "pending", "shipped"/],
       [{ petId: '07' }, /^petId must be the plain decimal form of an integer/],
       [{ complete: 'yes' }, /^complete must be true or false/],
       [{ shipDateFrom: '2026-02-30T00:00:00Z' }, /^shipDateFrom must match format "date-time"/],

@@ -39,6 +39,18 @@ eachStore((s) => {
       expect((await request(app).get('/v3/store/orders/42').set(s.auth)).body).toEqual(shipped.body);
     });
 
+    test('shipping fulfils the order: the reply, the read and the event all say complete: true', async () => {
+      const app = await createApp({ store: s.store });
+      const start = await request(app).get('/v3/store/order-events?from=latest').set(s.auth);
+
+      const shipped = await request(app).post('/v3/store/orders/42/ship').set(s.auth);
+
+      expect(shipped.body).toMatchObject({ id: 42, status: 'shipped', complete: true });
+      expect((await request(app).get('/v3/store/orders/42').set(s.auth)).body).toMatchObject({ complete: true });
+      const { events } = await readEvents(app, s, 1, start.body.nextCursor as string, 'v3');
+      expect(events[0]).toMatchObject({ type: 'order.shipped', order: { id: 42, complete: true } });
+    });
+
     test('a key without orders:ship gets the 403, and ships nothing', async () => {
       const canceller = await addKey(s.store, 'canceller', ['orders:read', 'orders:cancel']);
 
