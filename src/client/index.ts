@@ -340,6 +340,7 @@ function createV3(root: string, options: OrdersClientOptions, retry: Retry): Ord
       for (let attempt = 0; ; attempt += 1) {
         const last = attempt >= attempts || signal?.aborted === true;
         let wait: number;
+        let failure: unknown;
         try {
           const { data, error, response } = await raw.POST('/store/orders', {
             params: { header: { 'Idempotency-Key': idempotencyKey } },
@@ -347,16 +348,18 @@ function createV3(root: string, options: OrdersClientOptions, retry: Retry): Ord
             ...(signal ? { signal } : {}),
           });
           if (response.ok && data !== undefined) return { order: data, location: response.headers.get('location'), idempotencyKey };
-          const failure = new OrdersApiError(response, error);
-          const retryable = [429, 503].includes(response.status) || failure.code === 'idempotency_key_in_use';
+          failure = new OrdersApiError(response, error);
+          const retryable = [429, 503].includes(response.status) || error?.code === 'idempotency_key_in_use';
           if (!retryable || last) throw failure;
           wait = retryAfterMs(response) ?? pause;
         } catch (err) {
           // A network error: the placement may or may not have been made; the same key tells.
           if (err instanceof OrdersApiError || !(err instanceof TypeError) || last) throw err;
+          failure = err;
           wait = pause;
         }
-        if (Date.now() + wait > deadline) wait = Math.max(0, deadline - Date.now());
+        // Never sooner than asked: a wait that would end past the budget ends the tries now.
+        if (!fitsBudget(wait, deadline)) throw failure;
         pause = Math.min(pause * 2, RETRY_LONGEST_MS);
         await sleep(wait, signal);
       }
@@ -409,11 +412,16 @@ function retrier({ attempts = 3, withinMs = 10_000 }: OrdersClientOptions['retri
     for (let attempt = 0; ; attempt += 1) {
       const result = await read();
       const after = retryAfterMs(result.response);
-      if (after === undefined || attempt >= attempts || signal?.aborted || Date.now() + after > deadline) return result;
+      if (after === undefined || attempt >= attempts || signal?.aborted || !fitsBudget(after, deadline)) return result;
       await sleep(after, signal);
       if (signal?.aborted) return result;
     }
   };
+}
+
+/** Whether a retry after `wait` ms would still be sent before the `deadline` (epoch ms) of the tries' budget. */
+function fitsBudget(wait: number, deadline: number): boolean {
+  return Date.now() + wait <= deadline;
 }
 
 /** The wait a 503, a 429 or a 409 asks for in its Retry-After (seconds, or an HTTP date), in ms; undefined for any other answer. */

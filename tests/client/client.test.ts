@@ -250,6 +250,34 @@ eachStore((s) => {
       });
     });
 
+    test('a placement told to wait past its budget gives up at once, and never sends sooner than Retry-After asks', async () => {
+      const key = generateKey();
+      await s.store.createKey('one-a-day', hashKey(key), { scopes: ['orders:place'], rateLimit: '1/day' });
+      const sent: Array<{ at: number; status: number; retryAfter: number | undefined }> = [];
+      const watched: typeof fetch = async (input, init) => {
+        const response = await fetch(input, init);
+        const header = response.headers.get('retry-after');
+        sent.push({ at: Date.now(), status: response.status, retryAfter: header === null ? undefined : Number(header) });
+        return response;
+      };
+      const placer = createOrdersClient({ baseUrl: server.url, apiKey: key, fetch: watched, retries: { attempts: 3, withinMs: 2000 } });
+      await placer.v3.placeOrder({ petId: 1, quantity: 1, shipDate: '2026-12-24T10:00:00Z' });
+
+      const spent = await placer.v3.placeOrder({ petId: 2, quantity: 1, shipDate: '2026-12-24T10:00:00Z' }).catch((err: unknown) => err);
+
+      expect(spent).toMatchObject({ status: 429, code: 'rate_limited' });
+      const [first, ...rest] = sent.slice(1);
+      expect(first).toMatchObject({ status: 429, retryAfter: expect.any(Number) });
+      // The day's budget comes back later than the client may wait: nothing more is sent. (In the
+      // day's last two seconds it may wait and try again, but never before the time asked.)
+      if (first!.retryAfter! * 1000 > 2000) expect(rest).toEqual([]);
+      for (const [index, next] of rest.entries()) {
+        const previous = sent[index + 1]!;
+        expect(next.at - previous.at).toBeGreaterThanOrEqual(previous.retryAfter! * 1000 - 5);
+      }
+      expect((await s.store.pageOrders({ filter: {}, limit: 10 })).map((o) => o.petId)).toEqual([1]);
+    });
+
     test('a key without the scope gets the typed 403; a spent limit, read after Retry-After, or thrown for a cancel', async () => {
       await s.store.importOrders([order({ id: 1 })]);
       const reader = await clientWith('reader', { scopes: ['orders:read'], rateLimit: '1/s' });
