@@ -68,6 +68,9 @@ export function docsRouter(documents: ReadonlyArray<[version: string, document: 
   );
   router.get('/docs', (req, res) => {
     answeredBy(req, 'docs');
+    // The page's URLs are relative to /docs: from /docs/ they would miss, so the page moves there
+    // (relatively, so that a proxy's path prefix is kept).
+    if (req.path.endsWith('/')) return res.redirect(301, `../docs${req.url.slice(req.path.length)}`);
     res.type('html').setHeader('Cache-Control', 'no-cache').send(PAGE);
   });
   router.get('/docs/init.js', (req, res) => {

@@ -151,6 +151,10 @@ test('the docs page and its assets are served from the package, without a key', 
       });
     }
     expect((await fetch(`${server.url}/docs/openapi/v9.json`)).status).toBe(404);
+    // With a trailing slash the page's relative assets would resolve under /docs/docs/: it is sent to /docs.
+    const slashed = await fetch(`${server.url}/docs/?x=1`, { redirect: 'manual' });
+    expect(slashed.status).toBe(301);
+    expect(new URL(slashed.headers.get('location')!, `${server.url}/docs/`).href).toBe(`${server.url}/docs?x=1`);
   } finally {
     await server.close();
     await store.close();
