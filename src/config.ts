@@ -1,5 +1,6 @@
 import os from 'node:os';
 import path from 'node:path';
+import { commaList } from './comma-list';
 import { NO_LIMIT, parsePolicies, type Policy } from './rate-policy';
 import { errorMessage } from './thrown';
 
@@ -215,7 +216,7 @@ function rateLimit(env: NodeJS.ProcessEnv): Policy[] {
   const raw = nonEmpty(env.PETSTORE_RATE_LIMIT);
   if (raw === undefined) return [];
   try {
-    const policies = parsePolicies('PETSTORE_RATE_LIMIT', raw.split(','));
+    const policies = parsePolicies('PETSTORE_RATE_LIMIT', commaList('PETSTORE_RATE_LIMIT', raw, 'policy'));
     return policies === NO_LIMIT ? [] : policies;
   } catch (err) {
     throw new ConfigError(errorMessage(err));

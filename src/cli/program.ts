@@ -19,6 +19,7 @@ import { idProblem, parseId } from '../ids';
 import { expiryOf, generateKey, hashKey, keyNameProblem, laterBy, parseScopes, type ExpiryOptions } from '../keys';
 import { createLogger } from '../logger';
 import { SERVE_V8_FLAGS, closeOnSignals, exitOnFatalErrors, setServeV8Flags, startServer } from '../server';
+import { commaList } from '../comma-list';
 import { formatPolicies, parsePolicies } from '../rate-policy';
 import { DEFAULT_SCOPES, DuplicateKeyNameError, openStore, storeLocation, type Store } from '../store';
 
@@ -60,8 +61,12 @@ function scopesOption(value: string): string[] {
   return parsedOption(() => parseScopes('--scopes', value, scopesOf(loadServedDocuments())));
 }
 
-/** What repeated `--rate-limit` options give: the policies as a key stores them (`default`: null, the deployment's). */
-function rateLimitOption(values: readonly string[]): string | null {
+/**
+ * What `--rate-limit` options give, each one policy or a comma-separated list of them, as
+ * PETSTORE_RATE_LIMIT takes: the policies as a key stores them (`default`: null, the deployment's).
+ */
+function rateLimitOption(given: readonly string[]): string | null {
+  const values = parsedOption(() => given.flatMap((value) => commaList('--rate-limit', value, 'policy')));
   if (values.length === 1 && values[0] === DEFAULT_LIMIT) return null;
   if (values.includes(DEFAULT_LIMIT)) throw new CliError(`--rate-limit ${DEFAULT_LIMIT} cannot be given with a policy`);
   return formatPolicies(parsedOption(() => parsePolicies('--rate-limit', values)));
@@ -134,7 +139,7 @@ function buildProgram(io: CliIO): Command {
     .option('--expires-at <date-time>', 'the key stops working at this RFC 3339 date-time')
     .option(
       '--rate-limit <policy>',
-      'at most N requests per s, min, h or day (600/min), repeatable: every policy applies; none: no limit (default: $PETSTORE_RATE_LIMIT)',
+      'at most N requests per s, min, h or day (600/min), repeatable or comma-separated: every policy applies; none: no limit (default: $PETSTORE_RATE_LIMIT)',
       repeated,
     )
     .action(async (options: { name: string; scopes?: string; rateLimit?: string[] } & ExpiryOptions) => {
@@ -172,7 +177,7 @@ function buildProgram(io: CliIO): Command {
     .option('--no-expiry', 'the key never expires')
     .option(
       '--rate-limit <policy>',
-      "the key's policies from now on, all of them (600/min), repeatable; none: no limit; default: $PETSTORE_RATE_LIMIT",
+      "the key's policies from now on, all of them (600/min), repeatable or comma-separated; none: no limit; default: $PETSTORE_RATE_LIMIT",
       repeated,
     )
     .action(async (name: string, options: { expiry?: boolean; scopes?: string; rateLimit?: string[] } & ExpiryOptions) => {
@@ -213,15 +218,20 @@ function buildProgram(io: CliIO): Command {
     });
   keys
     .command('list')
-    .description('list key names with their scopes, rate limits, and creation, expiry and revocation dates (never the keys)')
+    .description(
+      'list key names with their scopes, rate limits, creation, expiry and revocation dates, and until when a rotated-out key still works (never the keys)',
+    )
     .action(async () => {
       const rows = await withStore(config(), (store) => store.listKeys());
+      const now = new Date().toISOString();
+      // A replaced secret whose grace has ended works no more: it is not worth a column's value.
+      const inGrace = (until: string | null) => (until !== null && until > now ? until : '-');
       await io.stdout(
         [
-          'NAME\tSCOPES\tRATE LIMIT\tCREATED\tEXPIRES\tREVOKED',
+          'NAME\tSCOPES\tRATE LIMIT\tCREATED\tEXPIRES\tREVOKED\tOLD KEY UNTIL',
           ...rows.map(
             (k) =>
-              `${k.name}\t${k.scopes.join(',')}\t${k.rateLimit ?? DEFAULT_LIMIT}\t${k.createdAt}\t${k.expiresAt ?? '-'}\t${k.revokedAt ?? '-'}`,
+              `${k.name}\t${k.scopes.join(',')}\t${k.rateLimit ?? DEFAULT_LIMIT}\t${k.createdAt}\t${k.expiresAt ?? '-'}\t${k.revokedAt ?? '-'}\t${inGrace(k.previousUntil)}`,
           ),
         ].join('\n') + '\n',
       );

@@ -1,13 +1,11 @@
+import { commaList } from '../comma-list';
 /**
  * The scopes a comma-separated `--scopes` list names, each once, in its order. Throws an Error
  * naming the option and the value when the list is empty or names a scope no document declares
  * (`known`).
  */
 export function parseScopes(option: string, value: string, known: readonly string[]): string[] {
-  const scopes = [...new Set(value.split(',').map((scope) => scope.trim()))];
-  if (scopes.length === 0 || scopes.includes('')) {
-    throw new Error(`${option} must be a comma-separated list of scopes (${known.join(',')}), got "${value}"`);
-  }
+  const scopes = [...new Set(commaList(option, value, `scope (${known.join(',')})`))];
   const unknown = scopes.filter((scope) => !known.includes(scope));
   if (unknown.length > 0) {
     throw new Error(

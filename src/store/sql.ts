@@ -96,7 +96,8 @@ export function movePendingSql(to: 'cancelled' | 'shipped', visible: readonly st
 /** The API-key statements. */
 export const KEY_SQL = {
   create: 'INSERT INTO api_keys (name, key_hash, created_at, expires_at, scopes, rate_limit) VALUES ($1, $2, $3, $4, $5, $6)',
-  list: `SELECT name, scopes, rate_limit AS "rateLimit", created_at AS "createdAt", expires_at AS "expiresAt", revoked_at AS "revokedAt"
+  list: `SELECT name, scopes, rate_limit AS "rateLimit", created_at AS "createdAt", expires_at AS "expiresAt", revoked_at AS "revokedAt",
+    previous_until AS "previousUntil"
     FROM api_keys ORDER BY id`,
   revoke: 'UPDATE api_keys SET revoked_at = $1 WHERE name = $2 AND revoked_at IS NULL',
   /**

@@ -133,6 +133,8 @@ export interface KeyInfo {
   /** When the key stops working (an ISO 8601 UTC time), or null: never. */
   expiresAt: string | null;
   revokedAt: string | null;
+  /** Until when the secret it replaced at its last rotation keeps working (an ISO 8601 UTC time), or null: none was replaced. */
+  previousUntil: string | null;
 }
 
 /** A key found by its hash: its name, and whether it may be used now or why not. */

@@ -75,9 +75,9 @@ describe('keys', () => {
     expect(revoke.status).toBe(0);
     expect(list.status).toBe(0);
     const lines = list.stdout.trim().split('\n');
-    expect(lines[0]).toBe('NAME\tSCOPES\tRATE LIMIT\tCREATED\tEXPIRES\tREVOKED');
-    expect(lines[1]).toMatch(/^ci\torders:read,orders:cancel\tdefault\t\d{4}-\d\d-\d\dT[^\t]+\t-\t\d{4}-\d\d-\d\dT/);
-    expect(lines[2]).toMatch(/^ops\torders:read,orders:cancel\tdefault\t\d{4}-\d\d-\d\dT[^\t]+\t-\t-$/);
+    expect(lines[0]).toBe('NAME\tSCOPES\tRATE LIMIT\tCREATED\tEXPIRES\tREVOKED\tOLD KEY UNTIL');
+    expect(lines[1]).toMatch(/^ci\torders:read,orders:cancel\tdefault\t\d{4}-\d\d-\d\dT[^\t]+\t-\t\d{4}-\d\d-\d\dT[^\t]+\t-$/);
+    expect(lines[2]).toMatch(/^ops\torders:read,orders:cancel\tdefault\t\d{4}-\d\d-\d\dT[^\t]+\t-\t-\t-$/);
     expect(list.stdout).not.toContain(key);
   });
 
@@ -105,14 +105,16 @@ describe('keys', () => {
       0,
     );
     expect(cli(['--db', db, 'keys', 'create', '--name', 'batch', '--rate-limit', 'none']).status).toBe(0);
+    // A list, as PETSTORE_RATE_LIMIT takes it, gives the same policies as the option repeated.
+    expect(cli(['--db', db, 'keys', 'create', '--name', 'listed', '--rate-limit', '600/min, 100000/day']).status).toBe(0);
     const limits = () => listed('RATE LIMIT');
-    expect(limits()).toEqual({ partner: '600/min,100000/day', batch: 'none' });
+    expect(limits()).toEqual({ partner: '600/min,100000/day', batch: 'none', listed: '600/min,100000/day' });
 
     const update = cli(['--db', db, 'keys', 'update', 'partner', '--rate-limit', '10/s']);
     expect(update.status).toBe(0);
     expect(update.stdout).toBe('updated partner: rate limit 10/s\n');
     expect(cli(['--db', db, 'keys', 'update', 'batch', '--rate-limit', 'default']).stdout).toBe('updated batch: rate limit default\n');
-    expect(limits()).toEqual({ partner: '10/s', batch: 'default' });
+    expect(limits()).toEqual({ partner: '10/s', batch: 'default', listed: '600/min,100000/day' });
   });
 
   test('a key made with scopes shows them, and update replaces them', () => {
@@ -161,8 +163,10 @@ describe('keys', () => {
       ['create', '--name', 'k', '--scopes', 'orders:read,orders:delete'],
       '--scopes: unknown scope "orders:delete"; the scopes are orders:read, orders:cancel',
     ],
-    [['create', '--name', 'k', '--scopes', ''], '--scopes must be a comma-separated list of scopes'],
-    [['update', 'existing', '--scopes', 'orders:read,'], '--scopes must be a comma-separated list of scopes'],
+    [['create', '--name', 'k', '--scopes', ''], '--scopes must name at least one scope (orders:read,orders:cancel,'],
+    [['update', 'existing', '--scopes', 'orders:read,'], '--scopes has an empty scope (orders:read,orders:cancel,'],
+    [['update', 'existing', '--scopes', 'orders:read,,orders:cancel'], 'between commas, got "orders:read,,orders:cancel"'],
+    [['update', 'existing', '--rate-limit', '600/min,,100/day'], '--rate-limit has an empty policy between commas, got "600/min,,100/day"'],
     [['update', 'existing', '--scopes', 'admin', '--no-expiry'], '--scopes: unknown scope "admin"'],
     [['update', 'nobody', '--no-expiry'], 'NAME: no active key is named "nobody"'],
   ])('keys %j fails naming what is wrong, and changes nothing', (args, message) => {
@@ -185,7 +189,11 @@ describe('keys', () => {
     expect(rotated.status).toBe(0);
     expect(rotated.stdout).toMatch(/^pso_[A-Za-z0-9_-]{43}\n$/);
     expect(rotated.stdout.trim()).not.toBe(old);
-    expect(cli(['--db', db, 'keys', 'list']).stdout).toBe(listed);
+    // The list shows until when the old key still works, and nothing else changed.
+    const after = cli(['--db', db, 'keys', 'list']).stdout;
+    const graceEnd = after.trim().split('\n')[1]!.split('\t')[6]!;
+    expect(Date.parse(graceEnd) - Date.now()).toBeGreaterThan(3_500_000);
+    expect(after.replace(`\t${graceEnd}\n`, '\t-\n')).toBe(listed);
 
     const hashes = (): string => {
       const file = new Database(db, { readonly: true });
@@ -462,7 +470,7 @@ describe('serve', () => {
     await server.exited;
 
     expect(server.stdout()).not.toContain('pso_');
-    expect(cli(['--db', db, 'keys', 'list']).stdout).toBe('NAME\tSCOPES\tRATE LIMIT\tCREATED\tEXPIRES\tREVOKED\n');
+    expect(cli(['--db', db, 'keys', 'list']).stdout).toBe('NAME\tSCOPES\tRATE LIMIT\tCREATED\tEXPIRES\tREVOKED\tOLD KEY UNTIL\n');
     expect(rowsOf(db)).toEqual([]);
   });
 });
