@@ -27,4 +27,6 @@ export default tseslint.config(
   },
   // Plain JavaScript configuration and scripts are outside the TypeScript project.
   { files: ['**/*.js', '**/*.mjs', '**/*.cjs'], ...tseslint.configs.disableTypeChecked },
+  // CommonJS files load their modules with require().
+  { files: ['**/*.cjs'], rules: { '@typescript-eslint/no-require-imports': 'off' } },
 );
