@@ -63,4 +63,6 @@ fi
 
 export PATH="$home/bin:$PATH"
 export npm_config_nodedir="$home"
+# The commands the CLI suggests then start with this script, since the machine's own node would refuse them.
+export PETSTORE_NODE_LINE="$line"
 exec "$@"

@@ -38,6 +38,12 @@ export interface Config {
   readonly corsOrigins: readonly string[];
   /** Hours a placement's Idempotency-Key is kept (PETSTORE_IDEMPOTENCY_HOURS). */
   readonly idempotencyHours: number;
+  /**
+   * What the commands the CLI suggests start with: `scripts/with-node.sh 24 ` when that script
+   * runs this process on a Node.js it installed (it sets PETSTORE_NODE_LINE), since the machine's
+   * own node would refuse them; else nothing.
+   */
+  readonly commandPrefix: string;
 }
 
 /** What the HTTP server accepts from one client before it answers with an error and hangs up. */
@@ -157,6 +163,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
   const reusePort = flag(env, 'PETSTORE_REUSE_PORT', false);
   return Object.freeze({
     production: env.NODE_ENV === 'production',
+    commandPrefix: /^\d+$/.test(env.PETSTORE_NODE_LINE ?? '') ? `scripts/with-node.sh ${env.PETSTORE_NODE_LINE} ` : '',
     dbPath: path.resolve(dbPath),
     databaseUrl,
     host: overrides.host ?? nonEmpty(env.HOST) ?? '127.0.0.1',

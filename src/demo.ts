@@ -1,3 +1,5 @@
+import { loadServedDocuments } from './contract/document';
+import { scopesOf } from './contract/scopes';
 import { generateKey, hashKey } from './keys';
 import type { ImportRecord, Store } from './store';
 
@@ -11,13 +13,20 @@ const DEMO_ORDERS: readonly ImportRecord[] = [
 ];
 
 /**
- * Sets up a demo store: demo orders when it has none, and a demo key when it has no key at all.
- * Returns the new key (to be shown once), or null, touching nothing, when the store already has keys.
+ * The demo key's rate limit: high enough for every example of the README, low enough that its
+ * answers carry the RateLimit fields the README shows.
+ */
+export const DEMO_RATE_LIMIT = '600/min,100000/day';
+
+/**
+ * Sets up a demo store: demo orders when it has none, and a demo key when it has no key at all,
+ * with every scope the documents declare, so that every example can run with it. Returns the new
+ * key (to be shown once), or null, touching nothing, when the store already has keys.
  */
 export async function seedDemo(store: Store): Promise<string | null> {
   if ((await store.listKeys()).length > 0) return null;
   if (!(await store.hasOrders())) await store.importOrders(DEMO_ORDERS);
   const key = generateKey();
-  await store.createKey('demo', hashKey(key));
+  await store.createKey('demo', hashKey(key), { scopes: scopesOf(loadServedDocuments()), rateLimit: DEMO_RATE_LIMIT });
   return key;
 }

@@ -18,6 +18,7 @@ import type { OpenAPIV3 } from 'openapi-types';
 import { idProblem, parseId } from '../ids';
 import { expiryOf, generateKey, hashKey, keyNameProblem, laterBy, parseScopes, type ExpiryOptions } from '../keys';
 import { createLogger } from '../logger';
+import { DEMO_RATE_LIMIT, seedDemo } from '../demo';
 import { SERVE_V8_FLAGS, closeOnSignals, exitOnFatalErrors, setServeV8Flags, startServer } from '../server';
 import { commaList } from '../comma-list';
 import { formatPolicies, parsePolicies } from '../rate-policy';
@@ -105,7 +106,7 @@ function buildProgram(io: CliIO): Command {
       const logger = createLogger(cfg.logLevel);
       exitOnFatalErrors(logger);
       const store = await openStore(cfg, logger);
-      const demoKey = options.demo && !cfg.production ? await (await import('../demo')).seedDemo(store) : null;
+      const demoKey = options.demo && !cfg.production ? await seedDemo(store) : null;
       const server = await startServer({
         store,
         logger,
@@ -125,7 +126,7 @@ function buildProgram(io: CliIO): Command {
       logger.info({ url: server.url, db: storeLocation(cfg), v8Flags: SERVE_V8_FLAGS }, 'listening');
       if (options.demo && !cfg.production) {
         // A courtesy: a server whose stdout is gone keeps serving.
-        await ignoreLostOutput(io.stdout(demoBanner(server.url, storeLocation(cfg), demoKey)));
+        await ignoreLostOutput(io.stdout(demoBanner(server.url, storeLocation(cfg), demoKey, cfg.commandPrefix)));
       }
     });
 
@@ -480,22 +481,30 @@ async function openFile(file: string): Promise<ImportInput> {
   }
 }
 
-function demoBanner(url: string, dbPath: string, key: string | null): string {
-  const lines = [``, `petstore-orders is serving the demo store ${dbPath} at ${url}/v1`];
+/**
+ * What `serve --demo` prints: where it serves, the demo key once (else how to make one, as a
+ * command that works on this machine), a request to paste, and the reference page. It leads with
+ * the newest version, whose examples the README follows.
+ */
+function demoBanner(url: string, dbPath: string, key: string | null, commandPrefix: string): string {
+  const newest = documentVersions().at(-1) ?? 'v1';
+  const lines = [``, `petstore-orders is serving the demo store ${dbPath} at ${url}`];
   if (key === null) {
     lines.push(
       `Its demo key was printed when the store was created and cannot be shown again.`,
-      `Create another with: npm run cli -- keys create --name you`,
+      `Make another with: ${commandPrefix}npx petstore-orders keys create --name you --scopes ${scopesOf(loadServedDocuments()).join(',')}`,
     );
   } else {
     lines.push(
-      `Demo API key (shown only this once): ${key}`,
+      `Demo API key, with every scope and a rate limit of ${DEMO_RATE_LIMIT} (shown only this once): ${key}`,
       ``,
-      `Try it (v2, a page of two pending orders; then v1, every order):`,
-      `  curl -i -H 'Authorization: Bearer ${key}' '${url}/v2/store/orders?status=pending&limit=2'`,
-      `  curl -i -H 'Authorization: Bearer ${key}' '${url}/v1/store/orders'`,
+      `Try it (${newest}, a page of two pending orders, with its RateLimit fields):`,
+      `  curl -i -H 'Authorization: Bearer ${key}' '${url}/${newest}/store/orders?status=pending&limit=2'`,
     );
   }
-  lines.push(`API reference: ${url}/docs   (the document itself: ${url}/v1/openapi.json)`, ``);
+  lines.push(
+    `API reference: ${url}/docs   (${newest}'s document: ${url}/${newest}/openapi.json; the older versions beside it)`,
+    ``,
+  );
   return lines.join('\n');
 }

@@ -25,14 +25,15 @@ function writeJson(name: string, value: unknown): string {
   return file;
 }
 
+/** One column of `keys list`, named by its heading, by key name. */
+function listed(column: string): Record<string, string> {
+  const [heading = '', ...rows] = cli(['--db', db, 'keys', 'list']).stdout.trim().split('\n');
+  const at = heading.split('\t').indexOf(column);
+  expect(at).toBeGreaterThan(0);
+  return Object.fromEntries(rows.map((line) => line.split('\t')).map((cells) => [cells[0], cells[at] ?? '']));
+}
+
 describe('keys', () => {
-  /** One column of `keys list`, named by its heading, by key name. */
-  const listed = (column: string): Record<string, string> => {
-    const [heading = '', ...rows] = cli(['--db', db, 'keys', 'list']).stdout.trim().split('\n');
-    const at = heading.split('\t').indexOf(column);
-    expect(at).toBeGreaterThan(0);
-    return Object.fromEntries(rows.map((line) => line.split('\t')).map((cells) => [cells[0], cells[at] ?? '']));
-  };
 
   test('create prints the new key alone on stdout, and only its hash is stored', () => {
     const result = cli(['--db', db, 'keys', 'create', '--name', 'ci']);
@@ -432,36 +433,39 @@ describe('serve', () => {
     await expect(server.exited).resolves.toBe(0);
   });
 
-  test('--demo seeds an empty store and prints a key and curl lines that work pasted into a shell; later runs print no key', async () => {
+  test('--demo seeds an empty store and prints a key with every scope, and a v3 curl line that works pasted into a shell; later runs print no key', async () => {
     const first = await serve(db, ['--demo']);
     await first.printed('API reference', 'stdout');
     try {
-      const lines = first
-        .stdout()
-        .split('\n')
-        .filter((line) => line.trimStart().startsWith('curl '));
+      const banner = first.stdout();
+      const lines = banner.split('\n').filter((line) => line.trimStart().startsWith('curl '));
 
-      expect(lines).toHaveLength(2);
-      // As someone new would: each line pasted into a shell as it is printed.
-      const [v2, v1] = lines.map((line) => {
-        const output = execFileSync('sh', ['-c', `${line} --silent --show-error`], { encoding: 'utf8' });
-        const [head = '', body = ''] = output.split('\r\n\r\n');
-        return { status: head.split(' ')[1], body: JSON.parse(body) as unknown };
-      });
-      expect(v2).toMatchObject({ status: '200', body: { orders: [{ status: 'pending' }, { status: 'pending' }] } });
-      expect(v1!.status).toBe('200');
-      expect(Array.isArray(v1!.body) && v1!.body.length > 2).toBe(true);
+      expect(banner).toContain(`at ${first.url}\n`);
+      expect(banner).toContain(`API reference: ${first.url}/docs `);
+      expect(lines).toEqual([expect.stringContaining(`'${first.url}/v3/store/orders?status=pending&limit=2'`)]);
+      // As someone new would: the line pasted into a shell as it is printed.
+      const output = execFileSync('sh', ['-c', `${lines[0]} --silent --show-error`], { encoding: 'utf8' });
+      const [head = '', body = ''] = output.split('\r\n\r\n');
+      expect(head.split(' ')[1]).toBe('200');
+      expect(head).toContain('RateLimit-Policy: "min";q=600;w=60, "day";q=100000;w=86400');
+      expect(JSON.parse(body)).toMatchObject({ orders: [{ status: 'pending' }, { status: 'pending' }] });
     } finally {
       first.child.kill('SIGTERM');
       await first.exited;
     }
+    expect(listed('SCOPES')).toEqual({ demo: 'orders:read,orders:cancel,orders:place,orders:ship' });
+    expect(listed('RATE LIMIT')).toEqual({ demo: '600/min,100000/day' });
 
-    const second = await serve(db, ['--demo']);
+    // Run through scripts/with-node.sh, the command it suggests starts with it.
+    const second = await serve(db, ['--demo'], { PETSTORE_NODE_LINE: '24' });
     await second.printed('API reference', 'stdout');
     second.child.kill('SIGTERM');
     await second.exited;
     expect(second.stdout()).not.toContain('pso_');
     expect(second.stdout()).toContain('cannot be shown again');
+    expect(second.stdout()).toContain(
+      'Make another with: scripts/with-node.sh 24 npx petstore-orders keys create --name you --scopes orders:read,orders:cancel,orders:place,orders:ship\n',
+    );
   });
 
   test('with NODE_ENV=production, --demo invents nothing', async () => {

@@ -4,9 +4,12 @@ import path from 'node:path';
 /** The built bin, run with plain node, as operators run it. */
 export const BIN = path.join(__dirname, '..', '..', 'dist', 'src', 'cli', 'main.js');
 
-/** The environment of a CLI run: nothing inherited that could pick another database. */
+/**
+ * The environment of a CLI run: nothing inherited that could pick another database, or change
+ * what its messages suggest (scripts/with-node.sh's PETSTORE_NODE_LINE).
+ */
 export function cliEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  const { PETSTORE_DB: _db, PETSTORE_DATABASE_URL: _url, NODE_ENV: _env, ...rest } = process.env;
+  const { PETSTORE_DB: _db, PETSTORE_DATABASE_URL: _url, NODE_ENV: _env, PETSTORE_NODE_LINE: _line, ...rest } = process.env;
   return { ...rest, LOG_LEVEL: 'warn', ...extra };
 }
 
