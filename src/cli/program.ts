@@ -82,7 +82,7 @@ const repeated = (value: string, previous: string[] = []): string[] => [...previ
 /** Builds the `petstore-orders` command tree. */
 function buildProgram(io: CliIO): Command {
   const program = new Command('petstore-orders')
-    .description('Petstore Store Orders API v1: the server and its operator commands')
+    .description(`Petstore Store Orders API (${documentVersions().join(', ')}): the server and its operator commands`)
     .option('--db <path>', 'SQLite database file (default: $PETSTORE_DB, else ./data/petstore.db)')
     .configureOutput({
       writeOut: (text) => void ignoreLostOutput(io.stdout(text)),
@@ -96,7 +96,9 @@ function buildProgram(io: CliIO): Command {
 
   program
     .command('serve')
-    .description('serve the API under /v1, with /healthz and /readyz beside it')
+    .description(
+      `serve every version of the API, each under its prefix (/${documentVersions().join(', /')}), with /healthz, /readyz and /docs beside it`,
+    )
     .option('--port <port>', 'port to listen on (default: $PORT, else 8080)')
     .option('--host <host>', 'address to listen on (default: $HOST, else 127.0.0.1)')
     .addOption(new Option('--demo', 'seed demo orders and a demo key into an empty store (ignored in production)'))
@@ -502,9 +504,6 @@ function demoBanner(url: string, dbPath: string, key: string | null, commandPref
       `  curl -i -H 'Authorization: Bearer ${key}' '${url}/${newest}/store/orders?status=pending&limit=2'`,
     );
   }
-  lines.push(
-    `API reference: ${url}/docs   (${newest}'s document: ${url}/${newest}/openapi.json; the older versions beside it)`,
-    ``,
-  );
+  lines.push(`API reference: ${url}/docs   (${newest}'s document: ${url}/${newest}/openapi.json; the older versions beside it)`, ``);
   return lines.join('\n');
 }
