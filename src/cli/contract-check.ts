@@ -3,6 +3,7 @@ import type { OpenAPIV3 } from 'openapi-types';
 import { isRecord } from '../records';
 import { documentOperations, undeclaredQueryPolicy } from '../contract/document';
 import { createContractChecker } from '../contract/conformance';
+import { scopesOf } from '../contract/scopes';
 import { deprecationHeaders } from '../contract/deprecation';
 import type { ApiVersion } from '../contract/types';
 
@@ -83,7 +84,9 @@ export async function checkDeployment(options: DeploymentCheckOptions): Promise<
   };
   /** The answer must have the expected status and conform to the operation (or be an Error outside one). */
   const expectAnswer = (answer: Answer, status: number, operationId: string | undefined): string | null => {
-    if (answer.status !== status) return `expected ${status}, got ${answer.status}: ${JSON.stringify(answer.body)?.slice(0, 200)}`;
+    if (answer.status !== status) {
+      return `expected ${status}, got ${answer.status}: ${JSON.stringify(answer.body)?.slice(0, 200)}${scopeAdvice(answer, version, options.document)}`;
+    }
     const problem = checker.problem(operationId, answer);
     if (problem) return problem;
     if (status >= 400 && (!isRecord(answer.body) || answer.body.status !== status)) return `Error.status is not ${status}`;
@@ -392,6 +395,17 @@ async function checkEventFeed(
 }
 
 /** The orders of a body the contract check passed: v1's array of orders, or a v2 page's `orders`. */
+/**
+ * What to do about an answer that refused the key's scope (v3's 403, or v1's and v2's 401 naming
+ * it): a key with every scope the version declares. Empty for any other answer.
+ */
+function scopeAdvice(answer: Answer, version: string, document: OpenAPIV3.Document): string {
+  const challenge = answer.headers['www-authenticate'] ?? '';
+  const lacked = /error="insufficient_scope", scope="([^"]+)"/.exec(challenge)?.[1];
+  if (lacked === undefined) return '';
+  return ` (the key lacks the scope ${lacked}: contract-check needs a key with every scope ${version} declares: ${scopesOf([document]).join(',')})`;
+}
+
 function ordersIn(body: unknown): Listed {
   const items: unknown[] = Array.isArray(body) ? body : isRecord(body) && Array.isArray(body.orders) ? body.orders : [];
   return items.filter(isRecord).flatMap(({ id, petId }) => (typeof id === 'number' && typeof petId === 'number' ? [{ id, petId }] : []));

@@ -169,6 +169,20 @@ describe('against a real server', () => {
     expect(rowsOf(file).map((row) => row.status)).toEqual(['pending', 'shipped', 'cancelled', 'shipped']);
   });
 
+  test('a key without every scope the version declares fails the checks it cannot pass, each saying which scope it lacks', async () => {
+    const reader = await addKey(store, 'reader', ['orders:read']);
+
+    const result = await contractCheck(['--base-url', server.url, '--api-key', reader, '--api-version', 'v3']);
+
+    expect(result.status).toBe(1);
+    const failed = result.stdout.split('\n').filter((line) => line.startsWith('      '));
+    expect(failed.length).toBeGreaterThan(0);
+    for (const line of failed) {
+      expect(line).toContain('the key lacks the scope orders:');
+      expect(line).toContain('contract-check needs a key with every scope v3 declares: orders:read,orders:place,orders:cancel,orders:ship');
+    }
+  });
+
   test('an unknown --api-version is refused, naming the flag', async () => {
     const result = await contractCheck(['--base-url', server.url, '--api-key', key, '--api-version', 'v9']);
 
