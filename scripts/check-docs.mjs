@@ -1,7 +1,7 @@
 // The part of `npm run check:docs` that no library does (remark-validate-links, run first, checks
 // every link and heading): in README.md, CHANGELOG.md, docs/ and src/store/README.md, a path in back-quotes under src/,
-// spec/, scripts/ or tests/ must exist, and README's Layout must name every file of src/http and
-// src/store, so that neither can outlive a rename. Usage: check-docs.mjs [ROOT] (default: this project).
+// spec/, scripts/ or tests/ must exist, and the Layout (docs/architecture.md) must name every file of
+// src/http and src/store, so that neither can outlive a rename. Usage: check-docs.mjs [ROOT] (default: this project).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,7 +10,7 @@ import { visit } from 'unist-util-visit';
 
 const root = path.resolve(process.argv[2] ?? path.join(path.dirname(fileURLToPath(import.meta.url)), '..'));
 const PATH = /^(?:src|spec|scripts|tests)\/[\w./-]*$/;
-/** The files README's walkthrough has `npm run scaffold` write for its example operation: named before they exist. */
+/** The files the spec authors' walkthrough (docs/spec-authors.md) has `npm run scaffold` write for its example operation: named before they exist. */
 const EXAMPLE_FILES = new Set(['src/handlers/v2/add-order-note.ts', 'tests/handlers/v2/add-order-note.test.ts']);
 
 const documents = [
@@ -33,12 +33,13 @@ for (const document of documents) {
   });
 }
 
-// README's Layout: a fenced block under "## Layout", an entry per line (an indented line goes on
-// with the entry above it); a file is named by its path or, in an entry of its folder, by its name.
-const readme = remark().parse(readFileSync(path.join(root, 'README.md'), 'utf8'));
-const layoutAt = readme.children.findIndex((node) => node.type === 'heading' && node.depth === 2 && node.children[0]?.value === 'Layout');
-const layout = readme.children.slice(layoutAt + 1).find((node) => node.type === 'code')?.value;
-if (layoutAt === -1 || layout === undefined) problems.push('README.md: no "## Layout" section with its block');
+// The Layout: a fenced block under "## Layout" in docs/architecture.md, an entry per line (an indented
+// line goes on with the entry above it); a file is named by its path or, in an entry of its folder, by its name.
+const LAYOUT_PAGE = 'docs/architecture.md';
+const page = remark().parse(readFileSync(path.join(root, LAYOUT_PAGE), 'utf8'));
+const layoutAt = page.children.findIndex((node) => node.type === 'heading' && node.depth === 2 && node.children[0]?.value === 'Layout');
+const layout = page.children.slice(layoutAt + 1).find((node) => node.type === 'code')?.value;
+if (layoutAt === -1 || layout === undefined) problems.push(`${LAYOUT_PAGE}: no "## Layout" section with its block`);
 else {
   const entries = layout
     .split('\n')
@@ -53,7 +54,7 @@ else {
         (line) =>
           line.includes(`${folder}/${entry.name}`) || (line.startsWith(`${folder}/`) && line.split(/[\s,;()]+/).includes(entry.name)),
       );
-      if (!named) problems.push(`README.md: the Layout does not name ${folder}/${entry.name}`);
+      if (!named) problems.push(`${LAYOUT_PAGE}: the Layout does not name ${folder}/${entry.name}`);
     }
   }
 }

@@ -157,7 +157,9 @@ function propertyCheck(schema: OpenAPIV3.SchemaObject, v: string, name: string):
       if (schema.enum !== undefined) {
         const values = schema.enum as unknown[];
         if (!values.every((value) => typeof value === 'string')) return null;
-        tests.push(`if (!${JSON.stringify(values)}.includes(${v})) ${fail(`must be one of ${values.map((value) => JSON.stringify(value)).join(', ')}`)}`);
+        tests.push(
+          `if (!${JSON.stringify(values)}.includes(${v})) ${fail(`must be one of ${values.map((value) => JSON.stringify(value)).join(', ')}`)}`,
+        );
       }
       if (schema.format === 'date-time') tests.push(`if (!isDateTime(${v})) ${fail('must match format "date-time"')}`);
       // Lengths count code points, as Ajv does; a date-time is all ASCII, so its length is exact.

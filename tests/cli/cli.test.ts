@@ -34,7 +34,6 @@ function listed(column: string): Record<string, string> {
 }
 
 describe('keys', () => {
-
   test('create prints the new key alone on stdout, and only its hash is stored', () => {
     const result = cli(['--db', db, 'keys', 'create', '--name', 'ci']);
 
@@ -261,9 +260,17 @@ describe('orders', () => {
   });
 
   test.each([
-    ['a shipped order that is not complete', { status: 'shipped', complete: false }, 'record 1: complete must be true when status is "shipped"'],
+    [
+      'a shipped order that is not complete',
+      { status: 'shipped', complete: false },
+      'record 1: complete must be true when status is "shipped"',
+    ],
     ['a complete order that is not shipped', { complete: true }, 'record 1: complete must be false unless status is "shipped"'],
-    ['a complete order marked pending', { status: 'pending', complete: true }, 'record 1: complete must be false unless status is "shipped"'],
+    [
+      'a complete order marked pending',
+      { status: 'pending', complete: true },
+      'record 1: complete must be false unless status is "shipped"',
+    ],
   ])('import refuses %s, naming the field, and writes nothing', (_case, fields, message) => {
     const file = writeJson('contradiction.json', [good, { ...good, ...fields }]);
 
