@@ -131,7 +131,7 @@ function startServer(build) {
         out.write(chunk);
         if (listening) return;
         seen += chunk.toString();
-        const url = /"url":"(http[^"]+)"|serving the demo store .* at (http\S+)\/v1\n/.exec(seen);
+        const url = /"url":"(http[^"]+)"|serving the demo store .* at (http\S+)\n/.exec(seen);
         if (url === null) return;
         listening = true;
         current = { child, build, exited };

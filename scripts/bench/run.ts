@@ -42,7 +42,8 @@ function* orders(count: number, from = 1): Generator<ImportRecord> {
   for (let i = 0; i < count; i += 1) {
     // Ship dates spread over a year, so that v2's ship-date filters cut the list.
     const shipDate = `2026-${String((i % 12) + 1).padStart(2, '0')}-${String((i % 28) + 1).padStart(2, '0')}T09:30:00Z`;
-    yield { id: from + i, petId: (i % 997) + 1, quantity: (i % 5) + 1, shipDate, complete: i % 3 === 0 };
+    // Pending, so not complete: an import refuses a pending order that says it is (src/orders/import.ts).
+    yield { id: from + i, petId: (i % 997) + 1, quantity: (i % 5) + 1, shipDate, complete: false };
   }
 }
 

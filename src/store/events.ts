@@ -6,10 +6,11 @@ import { StoreInvariantError } from './errors';
 
 /**
  * The columns an event is written with, in this order: its type, its order's id, the order's
- * status after the change (null for order.cancelled), and its time. The event's order is the
- * orders row (only its status ever changes) with this status, so the event stays what it said.
+ * status and `complete` after the change (null for order.cancelled), and its time. The event's
+ * order is the orders row (only its status and `complete` ever change) with these two, so the
+ * event stays what it said.
  */
-export const EVENT_WRITE_COLUMNS = 'type, order_id, status, occurred_at';
+export const EVENT_WRITE_COLUMNS = 'type, order_id, status, complete, occurred_at';
 
 /** Every write of events into `table`: `rows` is a VALUES list or a SELECT of EVENT_WRITE_COLUMNS. */
 export function insertEventsSql(rows: string, table = 'order_events'): string {
@@ -18,21 +19,22 @@ export function insertEventsSql(rows: string, table = 'order_events'): string {
 
 /** The order.created event of each order a SELECT `FROM …` finds: `id` and `at` are its id's and its time's expressions. */
 export function createdEventsSql(id: string, at: string, from: string, table?: string): string {
-  return insertEventsSql(`SELECT 'order.created', ${id}, status, ${at} ${from}`, table);
+  return insertEventsSql(`SELECT 'order.created', ${id}, status, complete, ${at} ${from}`, table);
 }
 
-/** One event, written in the same transaction as its change: `$1` type, `$2` order id, `$3` status, `$4` time. */
-export const INSERT_EVENT_SQL = insertEventsSql('VALUES ($1, $2, $3, $4)');
+/** One event, written in the same transaction as its change: `$1` type, `$2` order id, `$3` status, `$4` complete, `$5` time. */
+export const INSERT_EVENT_SQL = insertEventsSql('VALUES ($1, $2, $3, $4, $5)');
 
-/** The event a move of a pending order writes, and the status it leaves. */
+/** The event a move of a pending order writes, and the status and `complete` it leaves (shipping fulfils the order). */
 export const MOVE_EVENTS = {
-  cancelled: { type: 'order.cancelled', status: null },
-  shipped: { type: 'order.shipped', status: 'shipped' },
-} as const satisfies Record<string, { type: OrderEventType; status: OrderStatus | null }>;
+  cancelled: { type: 'order.cancelled', status: null, complete: null },
+  shipped: { type: 'order.shipped', status: 'shipped', complete: true },
+} as const satisfies Record<string, { type: OrderEventType; status: OrderStatus | null; complete: boolean | null }>;
 
 /**
  * An event row as the stores read it, in array mode: position, type, order id, time, the status it
- * left (null for order.cancelled), then the order's unchanging columns (null for order.cancelled).
+ * left (null for order.cancelled), then the order's unchanging columns and the `complete` it left
+ * (null for order.cancelled).
  */
 export type EventRow = [
   tx: string,
@@ -48,7 +50,7 @@ export type EventRow = [
 ];
 
 /** The columns of an EventRow after its position, from `order_events e` left-joined to `orders o`. */
-export const EVENT_COLUMNS = 'e.type, e.order_id, e.occurred_at, e.status, o.pet_id, o.quantity, o.ship_date, o.complete';
+export const EVENT_COLUMNS = 'e.type, e.order_id, e.occurred_at, e.status, o.pet_id, o.quantity, o.ship_date, e.complete';
 
 /** The join of an event to its order; order.cancelled has none to show. */
 export const EVENT_JOIN = 'order_events e LEFT JOIN orders o ON o.id = e.order_id AND e.status IS NOT NULL';

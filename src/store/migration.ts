@@ -52,6 +52,22 @@ export const KEY_SCOPES = {
 } as const;
 
 /**
+ * Events keep the `complete` they showed, the same in every store's history (each spells its
+ * column's type): shipping now fulfils an order, so the orders row's `complete` no longer says what
+ * an earlier event of it said. Before this, no change of an order changed it, so every event
+ * written so far showed its order's `complete` as it is now.
+ */
+export function eventCompleteness(columnType: string): { readonly name: string; readonly sql: string } {
+  return {
+    name: 'events keep the complete they showed',
+    sql: `
+      ALTER TABLE order_events ADD COLUMN complete ${columnType};
+      UPDATE order_events SET complete = (SELECT o.complete FROM orders o WHERE o.id = order_events.order_id) WHERE status IS NOT NULL;
+    `,
+  };
+}
+
+/**
  * Key rate limits, the same in every store's history. rate_limit: the key's policies as text
  * (src/keys/rate-limit.ts), NULL for the deployment's (every key made before). key_usage: one row
  * per key that has been counted, with the start (seconds since the epoch, by the store's clock) and

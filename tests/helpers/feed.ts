@@ -39,3 +39,12 @@ export async function readEvents(
   if (at === undefined) throw new Error('no page was read');
   return { events, cursor: at };
 }
+
+/**
+ * Where the feed stands after the `count` events a test's own set-up made, read from the oldest:
+ * on PostgreSQL, `from=latest` right after an import may come before the import's events, which
+ * show once every older transaction of the cluster has ended; reading them waits for that.
+ */
+export async function cursorAfter(app: Express, s: Pick<StoreSuite, 'auth'>, count: number, version: ApiVersion = 'v2'): Promise<string> {
+  return (await readEvents(app, s, count, undefined, version)).cursor;
+}

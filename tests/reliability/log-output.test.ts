@@ -252,7 +252,7 @@ describe('CLI commands whose output is gone', () => {
 
     expect(exit.code).toBe(1);
     expect(keys).toHaveLength(2);
-    expect(keys[1]).toMatch(/^lost\torders:read,orders:cancel\tdefault\t\S+\t-\t\S+Z$/);
+    expect(keys[1]).toMatch(/^lost\torders:read,orders:cancel\tdefault\t\S+\t-\t\S+Z\t-$/);
   });
 
   test('keys rotate exits 1 and leaves the key with the secret it had, when nobody could see the new one', async () => {

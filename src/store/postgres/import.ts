@@ -214,7 +214,7 @@ class Chunk {
     this.#ids[this.#count++] = id;
     // id, then IMPORTED_COLUMNS; and EVENT_WRITE_COLUMNS.
     this.orders.append(`${id}\t${staged}\t${shipAt}\t${now}\t${status === 'shipped' ? now : '\\N'}\n`);
-    this.events.append(`order.created\t${id}\t${status}\t${now}\n`);
+    this.events.append(`order.created\t${id}\t${status}\t${record.complete ? 't' : 'f'}\t${now}\n`);
     this.#rising &&= id > this.largest;
     this.smallest = Math.min(this.smallest, id);
     this.largest = Math.max(this.largest, id);

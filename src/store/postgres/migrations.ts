@@ -2,6 +2,7 @@ import type { PoolClient } from 'pg';
 import {
   KEY_EXPIRY_AND_ROTATION,
   KEY_SCOPES,
+  eventCompleteness,
   idempotencyKeys,
   keyRateLimits,
   SHIP_DATE_RULE,
@@ -254,6 +255,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 9, ...KEY_SCOPES },
   { version: 10, ...keyRateLimits(postgresDialect) },
   { version: 11, ...idempotencyKeys(postgresDialect) },
+  { version: 12, ...eventCompleteness('BOOLEAN') },
 ];
 
 /**

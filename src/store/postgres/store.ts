@@ -91,7 +91,7 @@ const PLACE_SQL = `WITH next AS (SELECT coalesce(max(id), 0) + 1 AS id FROM orde
     INSERT INTO orders (${PLACED_COLUMNS})
     SELECT id, $1, $2, $3, $4, $5, $6, 'pending' FROM next RETURNING id
   )
-  ${insertEventsSql(`SELECT 'order.created', id, 'pending', $5 FROM placed`)} RETURNING order_id AS id`;
+  ${insertEventsSql(`SELECT 'order.created', id, 'pending', FALSE, $5 FROM placed`)} RETURNING order_id AS id`;
 /** The rate-limit count, by PostgreSQL's clock. */
 const RATE = rateSql(postgresDialect.clock);
 
@@ -327,7 +327,7 @@ class PostgresStore implements Store {
        ), bumped AS (
          ${SQL.bumpRevision} WHERE EXISTS (SELECT 1 FROM moved)
        ), evented AS (
-         ${insertEventsSql(`SELECT '${event.type}', id, ${event.status === null ? 'NULL' : `'${event.status}'`}, $1 FROM moved`)}
+         ${insertEventsSql(`SELECT '${event.type}', id, ${event.status === null ? 'NULL' : `'${event.status}'`}, ${event.complete === null ? 'NULL' : 'TRUE'}, $1 FROM moved`)}
        )
        SELECT (SELECT count(*) FROM moved)::int AS moved, (${statusSql([], '$2')}) AS status`,
       [now(), id],

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import {
   KEY_EXPIRY_AND_ROTATION,
   KEY_SCOPES,
+  eventCompleteness,
   idempotencyKeys,
   keyRateLimits,
   SHIP_DATE_RULE,
@@ -293,6 +294,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 8, ...KEY_SCOPES },
   { version: 9, ...keyRateLimits(sqliteDialect) },
   { version: 10, ...idempotencyKeys(sqliteDialect) },
+  { version: 11, ...eventCompleteness('INTEGER CONSTRAINT order_event_complete_boolean CHECK (complete IN (0, 1))') },
 ];
 
 /**

@@ -195,7 +195,9 @@ class SqliteStore implements Store {
       findKey: prepare<[string, string], KeyMatch>(SQL.keys.find),
       findReplacedKey: prepare<[string, string, string], KeyMatch>(SQL.keys.findReplaced),
       touch: prepare('UPDATE store_meta SET revision = revision'),
-      insertEvent: prepare<[type: string, orderId: number, status: string | null, at: string], never>(INSERT_EVENT_SQL),
+      insertEvent: prepare<[type: string, orderId: number, status: string | null, complete: 0 | 1 | null, at: string], never>(
+        INSERT_EVENT_SQL,
+      ),
       events: prepare<[after: number, limit: number], EventRow>(EVENTS_SQL.read).raw(true),
       eventsPruned: prepare<[], number>(EVENTS_SQL.pruned).pluck(),
       latestEvent: prepare<[], number>(EVENTS_SQL.latest).pluck(),
@@ -220,7 +222,7 @@ class SqliteStore implements Store {
       if (id === undefined) throw new Error('the next order id could not be read');
       const at = now();
       this.statements.placeOrder.run(id, ...placedOrderValues(order, at, 0));
-      this.statements.insertEvent.run('order.created', id, 'pending', at);
+      this.statements.insertEvent.run('order.created', id, 'pending', 0, at);
       const answer = placement.answer(placedRecord(id, order));
       this.statements.remember.run(keyName, idempotencyKey, fingerprint, id, answer, at);
       this.statements.bump.run();
@@ -250,7 +252,7 @@ class SqliteStore implements Store {
       const { type, status } = MOVE_EVENTS.cancelled;
       const outcomes = ids.map((id): CancelOutcome => {
         if (this.statements.cancel.run(at, id).changes !== 1) return cancelOutcome(false, this.statements.status.get(id)?.status);
-        this.statements.insertEvent.run(type, id, status, at);
+        this.statements.insertEvent.run(type, id, status, null, at);
         return cancelOutcome(true, 'cancelled');
       });
       if (outcomes.includes('cancelled')) this.statements.bump.run();
@@ -410,7 +412,7 @@ class SqliteStore implements Store {
         .transaction((): ShipOutcome => {
           const at = now();
           if (this.statements.ship.run(at, id).changes !== 1) return shipOutcome(false, this.statements.status.get(id)?.status);
-          this.statements.insertEvent.run(type, id, status, at);
+          this.statements.insertEvent.run(type, id, status, 1, at);
           this.statements.bump.run();
           return shipOutcome(true, 'shipped');
         })

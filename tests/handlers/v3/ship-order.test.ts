@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { createApp } from '../../../src/app';
 import { expectConforms, sendExample } from '../../helpers/contract';
-import { readEvents } from '../../helpers/feed';
+import { cursorAfter, readEvents } from '../../helpers/feed';
 import { addKey, eachStore, order } from '../../helpers/stores';
 
 // shipOrder (POST /v3/store/orders/{orderId}/ship) on both stores: the CLI's `orders ship`, over HTTP.
@@ -18,7 +18,7 @@ eachStore((s) => {
 
     test('200 with the shipped order; again, 409; unknown or cancelled, 404; the feed shows the one change once', async () => {
       const app = await createApp({ store: s.store });
-      const start = await request(app).get('/v3/store/order-events?from=latest').set(s.auth);
+      const start = await cursorAfter(app, s, 3, 'v3');
       await request(app).delete('/v3/store/orders/44').set(s.auth);
 
       const shipped = await request(app).post('/v3/store/orders/42/ship').set(s.auth);
@@ -34,20 +34,20 @@ eachStore((s) => {
       await expectConforms(again, 'shipOrder', 'v3');
       expect([cancelled.status, unknown.status]).toEqual([404, 404]);
       await expectConforms(unknown, 'shipOrder', 'v3');
-      const { events } = await readEvents(app, s, 2, start.body.nextCursor as string, 'v3');
+      const { events } = await readEvents(app, s, 2, start, 'v3');
       expect(events.map((e) => `${e.type} ${e.orderId}`)).toEqual(['order.cancelled 44', 'order.shipped 42']);
       expect((await request(app).get('/v3/store/orders/42').set(s.auth)).body).toEqual(shipped.body);
     });
 
     test('shipping fulfils the order: the reply, the read and the event all say complete: true', async () => {
       const app = await createApp({ store: s.store });
-      const start = await request(app).get('/v3/store/order-events?from=latest').set(s.auth);
+      const start = await cursorAfter(app, s, 3, 'v3');
 
       const shipped = await request(app).post('/v3/store/orders/42/ship').set(s.auth);
 
       expect(shipped.body).toMatchObject({ id: 42, status: 'shipped', complete: true });
       expect((await request(app).get('/v3/store/orders/42').set(s.auth)).body).toMatchObject({ complete: true });
-      const { events } = await readEvents(app, s, 1, start.body.nextCursor as string, 'v3');
+      const { events } = await readEvents(app, s, 1, start, 'v3');
       expect(events[0]).toMatchObject({ type: 'order.shipped', order: { id: 42, complete: true } });
     });
 

@@ -67,7 +67,7 @@ pgTest('two instances on one PostgreSQL database', () => {
     const before = await Promise.all(instances.map((instance) => call(instance, 'GET', '/v1/store/orders')));
     expect(before[0]!.headers.get('etag')).toBe(before[1]!.headers.get('etag'));
 
-    const more = [{ id: 500, petId: 2, quantity: 3, shipDate: '2026-12-24T18:00:00Z', complete: true }];
+    const more = [{ id: 500, petId: 2, quantity: 3, shipDate: '2026-12-24T18:00:00Z', complete: true, status: 'shipped' }];
     expect(cli(['orders', 'import', '-'], { env, input: JSON.stringify(more) }).status).toBe(0);
 
     for (const instance of instances) {
