@@ -76,8 +76,9 @@ export interface paths {
         put?: never;
         /**
          * Ship a pending order
-         * @description Moves a pending order to shipped, and writes its `order.shipped` event in the same
-         *     transaction: the same move as the operator's `orders ship`. Shipping is atomic: when
+         * @description Moves a pending order to shipped, which fulfils it (`complete` becomes `true`), and writes
+         *     its `order.shipped` event in the same transaction: the same move as the operator's `orders
+         *     ship`. Shipping is atomic: when
          *     several clients ship the same order at once, exactly one gets `200`, the others `409`.
          */
         post: operations["shipOrder"];
@@ -169,7 +170,7 @@ export interface components {
              */
             shipDate: string;
             /**
-             * @description Whether the order has been fulfilled.
+             * @description Whether the order has been fulfilled, which it is once it has shipped, and only then.
              * @example false
              */
             complete: boolean;

@@ -41,11 +41,6 @@ writeFileSync(
     include: ['../src', '../generated'],
   }),
 );
-// The validators the build compiles ahead of time; they do not change with the code or the documents.
-const precompile = spawnSync(process.execPath, [path.join(root, 'scripts', 'precompile.mjs'), path.join(work, 'next')], {
-  encoding: 'utf8',
-});
-if (precompile.status !== 0) say(`the validators could not be precompiled; servers compile their own\n${precompile.stderr}`);
 // Watching starts before the first build, so that nothing saved while it runs is missed (Node sets
 // up a recursive watch in the background); what changes meanwhile is rebuilt right after it.
 for (const dir of WATCHED) {
@@ -95,6 +90,12 @@ async function rebuild(changed) {
   const build = path.join(work, `build-${++builds}`);
   const compiled = run(['node_modules/typescript/bin/tsc', '-p', path.join(work, 'tsconfig.json')]);
   if (compiled.status !== 0) return keep('the change does not compile', compiled.output);
+  // The validators the build compiles ahead of time, from the first build's code; they do not
+  // change with the documents.
+  if (!existsSync(path.join(work, 'next', 'generated', 'openapi-3.1-check.js'))) {
+    const precompile = run([path.join('scripts', 'precompile.mjs'), path.join(work, 'next')]);
+    if (precompile.status !== 0) say(`the validators could not be precompiled; servers compile their own\n${precompile.output}`);
+  }
   cpSync(path.join(work, 'next'), build, { recursive: true });
   // The server reads its documents and changelog next to its code: this build keeps the ones it was built from.
   cpSync(path.join(root, 'spec'), path.join(build, 'spec'), { recursive: true });

@@ -3,8 +3,8 @@ import type { ErrorObject } from 'ajv';
 /** One Ajv error as a sentence that names the field: `shipDate must match format "date-time"`. */
 export function describeAjvError(error: ErrorObject, prefix = ''): string {
   const field = [prefix, ...error.instancePath.split('/').filter(Boolean)].filter(Boolean).join('.');
-  if (error.keyword === 'additionalProperties') {
-    const extra = String(error.params.additionalProperty);
+  if (error.keyword === 'additionalProperties' || error.keyword === 'unevaluatedProperties') {
+    const extra = String(error.params.additionalProperty ?? error.params.unevaluatedProperty);
     return `${field ? `${field}.` : ''}${extra} is not a known field`;
   }
   if (error.keyword === 'required') {

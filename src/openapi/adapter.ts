@@ -3,8 +3,9 @@ import type Ajv from 'ajv';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import OpenAPIBackend, { type Operation as BackendOperation, type Request } from 'openapi-backend';
 import type { OpenAPIV3 } from 'openapi-types';
-import { compileNow, compileUsedValidators, createContractAjv, customizeAjv } from './ajv';
-import { usePrecompiledDocumentCheck } from './document-check';
+import { ajvCustomizerFor, compileNow, compileUsedValidators, createContractAjv } from './ajv';
+import { asValidatedDocument, openApiLineOf, unsupportedSchemaFeatures } from './dialect';
+import { useDocumentCheck } from './document-check';
 import { compileRequestValidator, type ParsedRequest } from './request-validation';
 import { compileResponseHeadersValidator } from './response-headers';
 import { useCompiledRouter, type CompiledRouter, type UndeclaredQuery } from './router';
@@ -71,8 +72,16 @@ export async function createOpenApi(
   document: OpenAPIV3.Document,
   options: { apiRoot: string; undeclaredQuery: UndeclaredQuery },
 ): Promise<OpenApi> {
-  const api = new OpenAPIBackend({ definition: structuredClone(document), apiRoot: options.apiRoot, strict: true, customizeAjv });
-  usePrecompiledDocumentCheck(api);
+  const line = openApiLineOf(document);
+  const unsupported = unsupportedSchemaFeatures(document);
+  if (unsupported.length > 0) throw new Error(`The document cannot be checked as written: ${unsupported.join('; ')}`);
+  const api = new OpenAPIBackend({
+    definition: asValidatedDocument(structuredClone(document)),
+    apiRoot: options.apiRoot,
+    strict: true,
+    customizeAjv: ajvCustomizerFor(line),
+  });
+  useDocumentCheck(api, document);
   await api.init();
   compileUsedValidators(api);
   const router = useCompiledRouter(api, options.apiRoot, options.undeclaredQuery);

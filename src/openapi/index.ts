@@ -1,4 +1,5 @@
 export { createOpenApi, type OpenApi, type Operation, type ParsedRequest, type RawRequest } from './adapter';
-export { createContractAjv, customizeAjv, validatorsCompiled } from './ajv';
+export { ajvCustomizerFor, createContractAjv, customizeAjv, validatorsCompiled } from './ajv';
+export { asOpenApi31, asValidatedDocument, openApiLineOf, type OpenApiLine } from './dialect';
 export { mediaTypeOf } from './request-validation';
 export type { UndeclaredQuery } from './router';

@@ -4,7 +4,7 @@ import request from 'supertest';
 import { cloneDocument, loadDocument, specPath } from '../../src/contract/document';
 import { exampleRequest } from '../../src/contract/examples';
 import type { ApiVersion } from '../../src/contract/types';
-import { createContractAjv, createOpenApi, customizeAjv, type OpenApi } from '../../src/openapi';
+import { ajvCustomizerFor, asValidatedDocument, createContractAjv, createOpenApi, openApiLineOf, type OpenApi } from '../../src/openapi';
 
 /** Each version's document, loaded once per test file, and what checks responses against it. */
 const contracts = new Map<
@@ -15,7 +15,16 @@ function contract(version: ApiVersion) {
   let found = contracts.get(version);
   if (found === undefined) {
     const document = loadDocument(specPath(version));
-    const api = new OpenAPIBackend({ definition: cloneDocument(document), apiRoot: `/${version}`, customizeAjv });
+    // The library itself, with the server's Ajv for the document's line (JSON Schema 2020-12 for 3.1).
+    const line = openApiLineOf(document);
+    const api = new OpenAPIBackend({
+      definition: asValidatedDocument(cloneDocument(document)),
+      apiRoot: `/${version}`,
+      customizeAjv: ajvCustomizerFor(line),
+    });
+    // It checks every document against 3.0's schema; a 3.1 one meets the server's own check
+    // (tests/openapi/document-check.test.ts), which is not what this helper checks.
+    if (line === '3.1') api.validateDefinition = () => api.document;
     const validate = createContractAjv(document).compile(document.components?.schemas?.Error as object);
     const ours = createOpenApi(document, { apiRoot: `/${version}`, undeclaredQuery: 'ignore' });
     found = { api, ready: api.init(), validateErrorBody: (body) => validate(body), ours };

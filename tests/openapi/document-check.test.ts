@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import OpenAPISchemaValidator from 'openapi-schema-validator';
+import { documentSchema } from '../../src/openapi/document-check';
 import type { OpenAPIV3 } from 'openapi-types';
 import { cloneDocument, loadDocument } from '../../src/contract/document';
 import type * as Handlers from '../../src/handlers/v1';
@@ -12,14 +13,19 @@ import type * as Logging from '../../src/logger';
 import type * as Stores from '../../src/store';
 import { ROOT } from '../helpers/project';
 
-// The build compiles the check that a document is OpenAPI 3.0 ahead of time (scripts/precompile.mjs);
-// the built server uses it in place of the one openapi-backend compiles at every start. It must
-// say exactly what that one says. `npm test` builds first, so the built files are there.
+// The build compiles the checks that a document is OpenAPI 3.0, or 3.1, ahead of time
+// (scripts/precompile.mjs); the built server uses them in place of the one openapi-backend compiles
+// at every start, which checks every document against 3.0's schema. Each must say exactly what the
+// same schema says compiled at run time. `npm test` builds first, so the built files are there.
 const DIST = path.join(ROOT, 'dist');
 type Check = ((document: unknown) => boolean) & { errors?: unknown[] | null };
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const precompiled = require(path.join(DIST, 'generated', 'openapi-3.0-check.js')) as Check;
-const library = new OpenAPISchemaValidator({ version: 3 });
+const precompiled = (line: '3.0' | '3.1'): Check =>
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  require(path.join(DIST, 'generated', `openapi-${line}-check.js`)) as Check;
+const compiledNow = (line: '3.0' | '3.1'): Check => {
+  const { ajv, schema } = documentSchema(line);
+  return ajv.compile(schema);
+};
 
 const shipped = loadDocument();
 // The edits reach into the document's JSON freely: what they make is, on purpose, not a Document.
@@ -34,18 +40,55 @@ const documents: Array<[string, OpenAPIV3.Document]> = [
   ['the shipped document', shipped],
   ['no info', broken((d) => delete d.info)],
   ['a response without a description', broken((d) => delete d.paths['/store/orders'].get.responses['200'].description)],
-  ['a parameter in an unknown place', broken((d) => (d.paths['/store/orders/{orderId}'].delete.parameters[0].in = 'body'))],
+  ['a parameter in an unknown place', broken((d) => (d.components.parameters.orderId.in = 'body'))],
   ['a schema pattern that is not a regular expression', broken((d) => (d.components.schemas.Error.properties.code.pattern = '(['))],
   ['an unknown top-level field', broken((d) => (d.servers = 'everywhere'))],
 ];
 
-describe('the precompiled OpenAPI 3.0 check', () => {
-  test.each(documents)('gives the verdict and the errors openapi-schema-validator gives for %s', (_name, document) => {
-    const valid = precompiled(document);
-    const expected = library.validate(document).errors;
+const in31 = (edit: (document: Loose) => void = () => undefined): OpenAPIV3.Document =>
+  broken((d) => {
+    d.openapi = '3.1.0';
+    d.components.schemas.Order.properties.id.examples = [1];
+    edit(d);
+  });
+const CHECKS: Array<['3.0' | '3.1', string, OpenAPIV3.Document, boolean]> = [
+  ...documents.map(([name, document]): ['3.0', string, OpenAPIV3.Document, boolean] => ['3.0', name, document, document === shipped]),
+  [
+    '3.0',
+    'boolean exclusive bounds',
+    broken((d) => Object.assign(d.components.schemas.Order.properties.quantity, { exclusiveMinimum: true })),
+    true,
+  ],
+  ['3.0', 'a type list, which is 3.1', broken((d) => (d.components.schemas.Order.properties.id.type = ['integer', 'null'])), false],
+  ['3.1', 'the shipped document moved to 3.1', in31(), true],
+  ['3.1', 'a type list with "null"', in31((d) => (d.components.schemas.Order.properties.id.type = ['integer', 'null'])), true],
+  ['3.1', 'a numeric exclusive bound', in31((d) => (d.components.schemas.Order.properties.quantity.exclusiveMinimum = 0)), true],
+  [
+    '3.1',
+    'a boolean exclusive bound, which is 3.0',
+    in31((d) => (d.components.schemas.Order.properties.quantity.exclusiveMinimum = true)),
+    false,
+  ],
+  ['3.1', 'a nested schema that is not one', in31((d) => (d.components.schemas.Order.properties.id.minimum = 'one')), false],
+  ['3.1', 'no info', in31((d) => delete d.info), false],
+  ['3.1', 'a parameter in an unknown place', in31((d) => (d.components.parameters.orderId.in = 'body')), false],
+];
 
-    expect(valid).toBe(expected.length === 0);
-    expect(valid ? [] : precompiled.errors).toEqual(expected);
+describe('the precompiled OpenAPI checks', () => {
+  test.each(CHECKS)('%s: %s is judged as the same schema judges it compiled now', (line, _name, document, valid) => {
+    const built = precompiled(line);
+    const now = compiledNow(line);
+
+    expect(built(document)).toBe(valid);
+    expect(now(document)).toBe(valid);
+    expect(built.errors ?? []).toEqual(now.errors ?? []);
+  });
+
+  test("3.0's is the OpenAPI Initiative's schema: it takes boolean exclusive bounds, which openapi-schema-validator's refuses", () => {
+    const bounded = CHECKS.find(([, name]) => name === 'boolean exclusive bounds')![2];
+
+    expect(precompiled('3.0')(bounded)).toBe(true);
+    expect(new OpenAPISchemaValidator({ version: 3 }).validate(bounded).errors).not.toEqual([]);
   });
 
   test('is what the built server checks its document with: a document that is not OpenAPI is refused', async () => {

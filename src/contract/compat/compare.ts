@@ -1,5 +1,6 @@
 import { apiCompare } from 'api-smart-diff';
 import type { OpenAPIV3 } from 'openapi-types';
+import { asOpenApi31, openApiLineOf } from '../../openapi';
 import { isRecord } from '../../records';
 import { classify, type ChangeClass, type RawChange } from './rules';
 
@@ -32,7 +33,10 @@ const METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'pat
 export function compareDocuments(base: OpenAPIV3.Document, head: OpenAPIV3.Document, now: Date): Finding[] {
   // Copies through JSON: the library caches its comparisons by object, so an object the document
   // uses in two places (a YAML anchor, or a schema shared in code) must be two objects.
-  const { diffs } = apiCompare(JSON.parse(JSON.stringify(base)), JSON.parse(JSON.stringify(head)));
+  // A release in 3.0 and its successor in 3.1 are compared as two 3.1 documents: the same contract
+  // spelled in either is the same.
+  const [before, after] = openApiLineOf(base) === openApiLineOf(head) ? [base, head] : [asOpenApi31(base), asOpenApi31(head)];
+  const { diffs } = apiCompare(JSON.parse(JSON.stringify(before)), JSON.parse(JSON.stringify(after)));
   const findings: Finding[] = [];
   const openSets = new Map<string, OpenSetChange>();
   for (const diff of diffs) {
