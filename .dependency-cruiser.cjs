@@ -48,6 +48,14 @@ module.exports = {
       to: { path: '^src/(handlers|cli|app|server)([/.])' },
     },
     {
+      name: 'domain-knows-no-http',
+      comment:
+        'src/orders and src/keys are the domain: they answer with outcomes and know neither the request path nor what is counted of it; handlers turn outcomes into replies.',
+      severity: 'error',
+      from: { path: '^src/(orders|keys)/' },
+      to: { path: '^src/(http|handlers|app|server|cli)/|^src/(metrics|app|server)[.]ts$' },
+    },
+    {
       name: 'only-the-cli-imports-the-cli',
       severity: 'error',
       from: { pathNot: '^src/cli/' },

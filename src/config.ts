@@ -110,6 +110,9 @@ export const DEFAULT_LIMITS: HttpLimits = Object.freeze({
   maxBodyBytes: 16_384,
 });
 
+/** Hours a placement's Idempotency-Key is kept unless the deployment says otherwise (PETSTORE_IDEMPOTENCY_HOURS). */
+export const DEFAULT_IDEMPOTENCY_HOURS = 24;
+
 /**
  * Expensive requests (lists and pages) run at once: sixteen per core the process may use (at least
  * 16). A streamed list spends most of its time waiting for its client to read, not on a core, so a
@@ -118,9 +121,6 @@ export const DEFAULT_LIMITS: HttpLimits = Object.freeze({
  * shed request that waited costs a client that ignores Retry-After one request per half second,
  * not a flood of them. The measurements behind each choice are in docs/performance-log.md.
  */
-/** Hours a placement's Idempotency-Key is kept unless the deployment says otherwise (PETSTORE_IDEMPOTENCY_HOURS). */
-export const DEFAULT_IDEMPOTENCY_HOURS = 24;
-
 export const DEFAULT_ADMISSION = Object.freeze({ limit: Math.max(16, 16 * os.availableParallelism()), maxWaitMs: 500, queue: 1024 });
 
 /**

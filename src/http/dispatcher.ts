@@ -84,7 +84,9 @@ export type Dispatch = (request: RoutedRequest, res: ServerResponse) => MaybePro
  *   match          the operation, by method and path; a miss is a 404 or a 405    (openapi/)
  *   read body      a declared body, parsed: 415, 400                              (request-check.ts)
  *   authenticate   the operation's security requirements: 401                     (security.ts)
- *   authorize      the key's scopes (x-scopes): 401; then its rate limit: 503      (authorize.ts)
+ *   authorize      the key's scopes (x-scopes): 403, or 401 where the operation    (authorize.ts)
+ *                  declares no 403; then its rate limit: 429, or 503 where it
+ *                  declares no 429; RateLimit fields where it declares them
  *   validate       parameters and body against the document, inputs converted: 400 (request-check.ts)
  *   admit          a list or a page waits for its turn, or is shed: 503           (admission.ts)
  *   handle         the operation's handler, given its typed inputs                (binding.ts)
@@ -141,7 +143,7 @@ export async function createDispatcher<V extends ApiVersion>(options: Dispatcher
     const { context } = request;
     const body = requests.body(operation, request);
     return andThen(authenticate(operation, request.headers), (security) => {
-      if (!security.authorized) {
+      if (!security.authenticated) {
         const { refusal } = security;
         if (refusal === 'expired' || refusal === 'revoked') options.onKeyRefused?.(refusal);
         return errors.unauthorized(context, refusal);

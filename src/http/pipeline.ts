@@ -23,7 +23,7 @@ import { requestContext, startRequestContext, type RequestContext } from './requ
  *   4. route          an infrastructure endpoint (express's routes, in app.ts), or the contract
  *
  * and, for the contract, the dispatcher's steps (dispatcher.ts): match, read body, authenticate,
- * validate, handle, check, send.
+ * authorize, validate, admit, handle, check, write.
  *
  * Anything thrown on the way becomes an Error reply in one place, error-reply.ts, which the
  * server's client errors (server.ts) share.

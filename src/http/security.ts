@@ -9,9 +9,12 @@ export type SchemeResult = BearerResult;
 /** The check of one security scheme of the document, given the request's headers. */
 export type SchemeCheck = (headers: IncomingHttpHeaders) => MaybePromise<SchemeResult>;
 
-/** What the security step found for a request: each scheme's result, and whether one of the operation's requirements is met. */
+/**
+ * What the security step found for a request: whether one of the operation's requirements is met
+ * (who is asking is known; whether the key may do this is authorize.ts's question), and the key.
+ */
 export interface Security {
-  readonly authorized: boolean;
+  readonly authenticated: boolean;
   /** The name of the key that authenticated the request, when one did. */
   readonly keyName: string | undefined;
   /** That key's scopes (none when no key authenticated the request). */
@@ -30,7 +33,7 @@ interface Requirements {
 
 /**
  * The security step of a document: each operation's requirements read once, and the checks of the
- * schemes the server knows. A request is authorized when every scheme of one of its operation's
+ * schemes the server knows. A request is authenticated when every scheme of one of its operation's
  * requirements passed (OpenAPI's rule, and openapi-backend's); no requirement means it is open. A
  * scheme without a check fails, so an operation is never opened by a scheme nobody checks; the
  * checks are a Map, so a scheme the document names `constructor` finds none.
@@ -84,8 +87,8 @@ function requirementsOf(operation: Operation): Requirements {
 
 /** The security step's finding, once every scheme has been checked. */
 function verdict(required: Requirements, results: ReadonlyMap<string, SchemeResult | undefined>): Security {
-  let authorized = required.allOf.length === 0;
-  for (let i = 0; !authorized && i < required.allOf.length; i += 1) authorized = allPassed(required.allOf[i] ?? [], results);
+  let authenticated = required.allOf.length === 0;
+  for (let i = 0; !authenticated && i < required.allOf.length; i += 1) authenticated = allPassed(required.allOf[i] ?? [], results);
   let keyName: string | undefined;
   let scopes: ReadonlySet<string> = NO_SCOPES;
   let rateLimit: string | null = null;
@@ -97,5 +100,5 @@ function verdict(required: Requirements, results: ReadonlyMap<string, SchemeResu
     } else if (refusal === undefined || result.error instanceof Error || (refusal === 'missing' && result.error !== 'missing'))
       refusal = result.error;
   }
-  return { authorized, keyName, scopes, rateLimit, refusal };
+  return { authenticated, keyName, scopes, rateLimit, refusal };
 }

@@ -1,9 +1,8 @@
 import { hash } from 'node:crypto';
 import type { V2Order } from '../contract/types';
 import { ApiError } from '../errors';
-import type { PlacementOutcome } from '../metrics';
 import { isRecord } from '../records';
-import type { NewOrder, OrderRecord, Store } from '../store';
+import type { NewOrder, OrderRecord, PlaceOutcome, Store } from '../store';
 import { toV2Order } from './v2-order';
 
 /** placeOrder's reply: the placed order, at its address. */
@@ -25,7 +24,7 @@ const HOUR_MS = 60 * 60 * 1000;
  */
 export function orderPlacer(
   store: Store,
-  options: { readonly ordersPath: string; readonly keptHours: number; readonly onPlacement?: (outcome: PlacementOutcome) => void },
+  options: { readonly ordersPath: string; readonly keptHours: number; readonly onPlacement?: (outcome: PlaceOutcome['outcome']) => void },
 ): (keyName: string | undefined, idempotencyKey: string, order: NewOrder) => Promise<PlacedReply> {
   return async (keyName, idempotencyKey, order) => {
     if (keyName === undefined) throw new Error('placeOrder is secured: a placement always has its API key');

@@ -1,32 +1,32 @@
 import { hash } from 'node:crypto';
 import type { V2Order } from '../contract/types';
 import { ApiError } from '../errors';
-import { ifNoneMatchMatches } from '../http/conditional';
 import { andThen, type MaybePromise } from '../maybe-promise';
 import type { Store } from '../store';
 import { toV2Order } from './v2-order';
 
-/** getOrderById's replies, in every version that has it (v2 on). */
-export type OrderReadReply = { status: 200; body: V2Order; headers: { ETag: string } } | { status: 304; headers: { ETag: string } };
+/** One order as it is now, with a weak ETag of what it says. */
+export interface OrderRead {
+  readonly order: V2Order;
+  readonly etag: string;
+}
 
 /**
- * One order as it is now, with a weak ETag of what it says; 304 while the client's tag still
- * matches; 404 for an unknown or a cancelled order (gone for clients, as from every list). On
- * SQLite the answer comes at once, without a turn of the event loop.
+ * One order as it is now, with a weak ETag of what it says; order_not_found for an unknown or a
+ * cancelled order (gone for clients, as from every list). On SQLite the answer comes at once,
+ * without a turn of the event loop.
  */
-export function readOrder(store: Store, id: number, ifNoneMatch: string | undefined): MaybePromise<OrderReadReply> {
+export function readOrder(store: Store, id: number): MaybePromise<OrderRead> {
   return andThen(store.getOrder(id), (record) => {
     if (record === undefined) throw new ApiError('order_not_found', `Order ${id} was not found`);
     const order = toV2Order(record);
-    const etag = orderEtag(order);
-    if (ifNoneMatchMatches(ifNoneMatch, etag)) return { status: 304, headers: { ETag: etag } };
-    return { status: 200, body: order, headers: { ETag: etag } };
+    return { order, etag: orderEtag(order) };
   });
 }
 
 /**
  * A digest of the order as it is sent: two replies get the same tag exactly when they say the same
- * thing, whichever instance, store or version answers (only an order's status ever changes, when it ships).
+ * thing, whichever instance, store or version answers (an order changes only when it ships).
  */
 function orderEtag(order: V2Order): string {
   // The one-shot hash: the same digest as a createHash object's, without the object, on every read.

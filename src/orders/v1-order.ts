@@ -1,6 +1,5 @@
 import type { Order } from '../contract/types';
 import type { ListedOrder, OrderSnapshot } from '../store';
-import type { ChunkSource } from '../http/chunk-source';
 
 /** `true` when A and B have the same fields, each of the same type; otherwise `never`. */
 type SameFields<A, B> = [keyof A, keyof B] extends [keyof B, keyof A]
@@ -20,6 +19,9 @@ export const V1_ORDER_IS_LISTED_ORDER: SameFields<Order, ListedOrder> = true;
  * v1's Orders for the store's list: the list's own orders, as they are (V1_ORDER_IS_LISTED_ORDER), so that
  * no object is made per order to map them. The reply check still checks every one.
  */
-export function v1Orders(snapshot: OrderSnapshot): ChunkSource<Order> & { readonly etag: string } {
+export function v1Orders(snapshot: OrderSnapshot): V1Orders {
   return snapshot;
 }
+
+/** The store's snapshot of the list, read as v1's Orders. */
+export type V1Orders = Omit<OrderSnapshot, 'read'> & { read(max: number): Promise<Order[]> };

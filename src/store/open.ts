@@ -4,8 +4,10 @@ import type { PostgresStoreOptions } from './postgres/store';
 import type { Store } from './types';
 
 /**
- * How each kind of store is opened, loading its driver then: a server loads only the driver of its
- * own store. A new dialect adds its opener here (and its folder beside sqlite/ and postgres/: see
+ * How each kind of store is opened. PostgreSQL's driver and store are loaded when one is first
+ * opened, so a server on SQLite never loads them; SQLite's driver is loaded with this folder's
+ * index, which exports openSqliteStore as the synchronous opener the tests, the bench and the
+ * import use. A new dialect adds its opener here (and its folder beside sqlite/ and postgres/: see
  * src/store/README.md), and its location's form in config.ts.
  */
 const OPENERS: Readonly<Record<StoreKind, (location: string, config: Config, logger?: Logger) => Promise<Store>>> = {

@@ -56,6 +56,8 @@ test.each([
   ['the OpenAPI adapter importing a contract rule', 'src/openapi/ajv.ts', "import '../contract/document';", 'openapi-below-contract'],
   ['the store importing an API error', 'src/store/core.ts', "import '../errors';", 'store-below-contract-and-http'],
   ['the request path importing an operation module', 'src/http/binding.ts', "import '../handlers/v1';", 'http-below-handlers'],
+  ['the orders domain importing the request path', 'src/orders/read.ts', "import '../http/conditional';", 'domain-knows-no-http'],
+  ['the keys domain importing the metrics', 'src/keys/bearer.ts', "import type { Metrics } from '../metrics';", 'domain-knows-no-http'],
 ])('%s fails, naming the rule and the import', (_case, file, line, rule) => {
   const check = checkWith(file, line);
 

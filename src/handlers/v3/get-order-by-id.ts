@@ -1,4 +1,6 @@
+import { conditionalReply } from '../../http/conditional';
 import { defineHandler } from '../../http/define-handler';
+import { andThen } from '../../maybe-promise';
 import { readOrder } from '../../orders/read';
 
 /**
@@ -10,5 +12,5 @@ export const getOrderById = defineHandler(
   'getOrderById',
   ({ store }) =>
     ({ path, headers }) =>
-      readOrder(store, path.orderId, headers['If-None-Match']),
+      andThen(readOrder(store, path.orderId), (read) => conditionalReply(read, read.order, headers['If-None-Match'])),
 );
