@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { commaList } from './comma-list';
@@ -39,11 +40,12 @@ export interface Config {
   /** Hours a placement's Idempotency-Key is kept (PETSTORE_IDEMPOTENCY_HOURS). */
   readonly idempotencyHours: number;
   /**
-   * What the commands the CLI suggests start with: `scripts/with-node.sh 24 ` when that script
-   * runs this process on a Node.js it installed (it sets PETSTORE_NODE_LINE), since the machine's
-   * own node would refuse them; else nothing.
+   * How the CLI's commands are run here, for the commands the banners suggest: from a checkout,
+   * `bin/petstore-orders`, after `scripts/with-node.sh 24` when that script runs this process on a
+   * Node.js it installed (it sets PETSTORE_NODE_LINE), since the machine's own node would refuse
+   * them; installed, `petstore-orders`.
    */
-  readonly commandPrefix: string;
+  readonly cliCommand: string;
 }
 
 /** What the HTTP server accepts from one client before it answers with an error and hangs up. */
@@ -163,7 +165,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
   const reusePort = flag(env, 'PETSTORE_REUSE_PORT', false);
   return Object.freeze({
     production: env.NODE_ENV === 'production',
-    commandPrefix: /^\d+$/.test(env.PETSTORE_NODE_LINE ?? '') ? `scripts/with-node.sh ${env.PETSTORE_NODE_LINE} ` : '',
+    cliCommand: cliCommand(env),
     dbPath: path.resolve(dbPath),
     databaseUrl,
     host: overrides.host ?? nonEmpty(env.HOST) ?? '127.0.0.1',
@@ -216,6 +218,13 @@ function corsOrigins(env: NodeJS.ProcessEnv): string[] {
     }
   }
   return [...new Set(origins)];
+}
+
+/** Config.cliCommand: a checkout has bin/petstore-orders where `npm start` runs. */
+function cliCommand(env: NodeJS.ProcessEnv): string {
+  if (!fs.existsSync(path.join('bin', 'petstore-orders'))) return 'petstore-orders';
+  const line = env.PETSTORE_NODE_LINE ?? '';
+  return `${/^\d+$/.test(line) ? `scripts/with-node.sh ${line} ` : ''}bin/petstore-orders`;
 }
 
 /** PETSTORE_RATE_LIMIT: comma-separated policies (`600/min,100000/day`), or `none`; unset: none. */

@@ -32,7 +32,7 @@ function run(markdown: string, scratch: string): Promise<ExampleRun[]> {
   fs.mkdirSync(dir, { recursive: true });
   return runShellExamples(shellExamples(markdown), {
     cwd: ROOT,
-    // The CLI's commands use the server's store, as `npx petstore-orders` uses ./data/ beside `npm start`.
+    // The CLI's commands use the server's store, as `bin/petstore-orders` uses ./data/ beside `npm start`.
     env: cliEnv({ PETSTORE_DB: db }),
     dir,
     rewrite: (code) => code.replaceAll('pso_…', key).replaceAll('http://127.0.0.1:8080', server.url),
@@ -66,7 +66,7 @@ test.each([
     'curl -si "http://127.0.0.1:8080/healthz"\n# → HTTP/1.1 404 Not Found',
     'lacks "HTTP/1.1 404 Not Found"',
   ],
-  ['a failing command', 'npx petstore-orders keys revoke nobody', 'the shell ended in it'],
+  ['a failing command', 'bin/petstore-orders keys revoke nobody', 'the shell ended in it'],
 ])('an example with %s fails the check, naming its line', async (_case, code, said) => {
   const runs = await run(`# A page\n\n\`\`\`sh\n${code}\n\`\`\`\n`, `broken-${code.length}`);
 

@@ -128,7 +128,7 @@ function buildProgram(io: CliIO): Command {
       logger.info({ url: server.url, db: storeLocation(cfg), v8Flags: SERVE_V8_FLAGS }, 'listening');
       if (options.demo && !cfg.production) {
         // A courtesy: a server whose stdout is gone keeps serving.
-        await ignoreLostOutput(io.stdout(demoBanner(server.url, storeLocation(cfg), demoKey, cfg.commandPrefix)));
+        await ignoreLostOutput(io.stdout(demoBanner(server.url, storeLocation(cfg), demoKey, cfg.cliCommand)));
       }
     });
 
@@ -488,13 +488,13 @@ async function openFile(file: string): Promise<ImportInput> {
  * command that works on this machine), a request to paste, and the reference page. It leads with
  * the newest version, whose examples the README follows.
  */
-function demoBanner(url: string, dbPath: string, key: string | null, commandPrefix: string): string {
+function demoBanner(url: string, dbPath: string, key: string | null, cliCommand: string): string {
   const newest = documentVersions().at(-1) ?? 'v1';
   const lines = [``, `petstore-orders is serving the demo store ${dbPath} at ${url}`];
   if (key === null) {
     lines.push(
       `Its demo key was printed when the store was created and cannot be shown again.`,
-      `Make another with: ${commandPrefix}npx petstore-orders keys create --name you --scopes ${scopesOf(loadServedDocuments()).join(',')}`,
+      `Make another with: ${cliCommand} keys create --name you --scopes ${scopesOf(loadServedDocuments()).join(',')}`,
     );
   } else {
     lines.push(

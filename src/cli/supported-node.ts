@@ -8,14 +8,18 @@ import fs from 'node:fs';
  */
 const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
 if (major < 22 || (major === 22 && minor < 14)) {
-  // npm names the script that ran the bin (npx names itself), so the advice can repeat the command.
+  // bin/petstore-orders names itself, and npm names the script that ran the bin (npx names
+  // itself), so the advice can repeat the command.
   const event = process.env.npm_lifecycle_event;
+  const args = process.argv.slice(2).join(' ');
   const command =
-    event === undefined || event === 'npx'
-      ? `npx petstore-orders ${process.argv.slice(2).join(' ')}`
-      : ['start', 'test'].includes(event)
-        ? `npm ${event}`
-        : `npm run ${event}`;
+    process.env.PETSTORE_CLI !== undefined
+      ? `${process.env.PETSTORE_CLI} ${args}`
+      : event === undefined || event === 'npx'
+        ? `${event === 'npx' ? 'npx petstore-orders' : 'petstore-orders'} ${args}`
+        : ['start', 'test'].includes(event)
+          ? `npm ${event}`
+          : `npm run ${event}`;
   process.stderr.write(
     `petstore-orders needs Node.js 22.14 or later (the 22 and 24 LTS lines); this is ${process.version}.\n` +
       (fs.existsSync('scripts/with-node.sh')

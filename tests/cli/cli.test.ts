@@ -471,7 +471,7 @@ describe('serve', () => {
     expect(second.stdout()).not.toContain('pso_');
     expect(second.stdout()).toContain('cannot be shown again');
     expect(second.stdout()).toContain(
-      'Make another with: scripts/with-node.sh 24 npx petstore-orders keys create --name you --scopes orders:read,orders:cancel,orders:place,orders:ship\n',
+      'Make another with: scripts/with-node.sh 24 bin/petstore-orders keys create --name you --scopes orders:read,orders:cancel,orders:place,orders:ship\n',
     );
   });
 

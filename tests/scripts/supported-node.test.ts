@@ -44,6 +44,11 @@ test("the install's check and the bin's check refuse below the engines.node that
 
   test.each([
     ['the bin, run by npx', { npm_lifecycle_event: 'npx' }, 'scripts/with-node.sh 24 npx petstore-orders keys list'],
+    [
+      'the bin, run as bin/petstore-orders',
+      { PETSTORE_CLI: 'bin/petstore-orders' },
+      'scripts/with-node.sh 24 bin/petstore-orders keys list',
+    ],
     ['npm start', { npm_lifecycle_event: 'start' }, 'scripts/with-node.sh 24 npm start'],
     ['npm run cli', { npm_lifecycle_event: 'cli' }, 'scripts/with-node.sh 24 npm run cli'],
   ])('%s stops before loading anything, naming the command that works', (_case, env, command) => {
