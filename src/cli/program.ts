@@ -108,7 +108,6 @@ function buildProgram(io: CliIO): Command {
       const logger = createLogger(cfg.logLevel);
       exitOnFatalErrors(logger);
       const store = await openStore(cfg, logger);
-      const demoKey = options.demo && !cfg.production ? await seedDemo(store) : null;
       const server = await startServer({
         store,
         logger,
@@ -125,6 +124,9 @@ function buildProgram(io: CliIO): Command {
         idempotencyHours: cfg.idempotencyHours,
       });
       closeOnSignals(server, logger, cfg.shutdownTimeoutMs);
+      // Seeded once the server listens: a key made by a server that then could not listen would
+      // never be shown, and later runs would say it had been.
+      const demoKey = options.demo && !cfg.production ? await seedDemo(store) : null;
       logger.info({ url: server.url, db: storeLocation(cfg), v8Flags: SERVE_V8_FLAGS }, 'listening');
       if (options.demo && !cfg.production) {
         // A courtesy: a server whose stdout is gone keeps serving.

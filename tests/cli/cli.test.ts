@@ -403,6 +403,28 @@ describe('serve', () => {
     }
   });
 
+  test('--demo on a port in use exits non-zero and makes no key, so the next start prints one', async () => {
+    const busy = path.join(tmp.dir, `busy-${n}.db`);
+    const first = await serve(busy);
+    try {
+      const port = new URL(first.url).port;
+
+      const refused = cli(['--db', db, 'serve', '--demo', '--port', port]);
+
+      expect(refused.status).not.toBe(0);
+      expect(refused.stderr).toContain('EADDRINUSE');
+      expect(refused.stdout).not.toContain('pso_');
+    } finally {
+      first.child.kill('SIGTERM');
+      await first.exited;
+    }
+    const next = await serve(db, ['--demo']);
+    await next.printed('API reference', 'stdout');
+    next.child.kill('SIGTERM');
+    await next.exited;
+    expect(next.stdout()).toMatch(/Demo API key.*: pso_/);
+  });
+
   test('every cancel answered 204 survives a SIGKILL of the server', async () => {
     const key = cli(['--db', db, 'keys', 'create', '--name', 'ci']).stdout.trim();
     const ids = Array.from({ length: 20 }, (_, i) => i + 1);
