@@ -55,15 +55,22 @@ export function documentSchema(line: OpenApiLine, options: Options = {}): { ajv:
  * when the code runs from source, unbuilt (ts-jest).
  */
 export function documentCheck(line: OpenApiLine): Check {
+  let check = checks.get(line);
+  if (check !== undefined) return check;
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    return require(PRECOMPILED[line]) as Check;
+    check = require(PRECOMPILED[line]) as Check;
   } catch (err) {
     if (errorCode(err) !== 'MODULE_NOT_FOUND' || !errorMessage(err).includes(`openapi-${line}-check`)) throw err;
+    const { ajv, schema } = documentSchema(line);
+    check = ajv.compile(schema);
   }
-  const { ajv, schema } = documentSchema(line);
-  return ajv.compile(schema);
+  checks.set(line, check);
+  return check;
 }
+
+/** Each line's check, once loaded or compiled. */
+const checks = new Map<OpenApiLine, Check>();
 
 /**
  * Has a backend check its document against its own line's schema, which openapi-backend cannot:
