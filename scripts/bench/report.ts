@@ -25,12 +25,29 @@ export function writeLatestRun(run: string, page: string): void {
   fs.writeFileSync(page, withLatestRun(fs.readFileSync(page, 'utf8'), run, page));
 }
 
+/** Whether this host is a virtual machine: its CPU flags name a hypervisor (Linux's /proc/cpuinfo). */
+export function onVirtualMachine(cpuinfo = readCpuinfo()): boolean {
+  return /^flags\s*:.*\bhypervisor\b/m.test(cpuinfo);
+}
+
+function readCpuinfo(): string {
+  try {
+    return fs.readFileSync('/proc/cpuinfo', 'utf8');
+  } catch {
+    return '';
+  }
+}
+
 /**
  * A run as the performance page holds it, under "Latest full run": a heading naming the day, the
- * CPU model and the runtime (ratios differ between hosts and runtimes), and the run's own sections
- * one level below it.
+ * CPU model, whether the host is a VM (system calls cost more there) and the runtime (ratios differ
+ * between hosts and runtimes), and the run's own sections one level below it.
  */
-export function runSection(run: string, machine: { date: string; cpus: number; model: string; memoryGiB: number; node: string }): string {
-  const heading = `### ${machine.date}: ${machine.cpus} × ${machine.model}, ${machine.memoryGiB} GiB, Node.js ${machine.node.replace(/^v/, '')}`;
+export function runSection(
+  run: string,
+  machine: { date: string; cpus: number; model: string; vm: boolean; memoryGiB: number; node: string },
+): string {
+  const host = `${machine.cpus} × ${machine.model}${machine.vm ? ' (a VM)' : ''}`;
+  const heading = `### ${machine.date}: ${host}, ${machine.memoryGiB} GiB, Node.js ${machine.node.replace(/^v/, '')}`;
   return [heading, '', run.trim().replace(/^## /gm, '#### ')].join('\n');
 }

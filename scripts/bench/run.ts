@@ -13,7 +13,7 @@ import { HELD_ORDERS, OVERLOAD_ORDERS, overloadRuns } from './overload';
 import { pageRuns } from './pages';
 import { BENCH_SCOPES, NEW_ORDER_BODY, REPLAYED_KEY, placeReplayed } from './placements';
 import { postgresProblem, postgresRuns, settleWrites, withScratchDatabases } from './postgres';
-import { checkPerformancePage, runSection, writeLatestRun } from './report';
+import { checkPerformancePage, onVirtualMachine, runSection, writeLatestRun } from './report';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -337,6 +337,7 @@ async function main(): Promise<void> {
     date: new Date().toISOString().slice(0, 10),
     cpus: os.cpus().length,
     model: os.cpus()[0]?.model.trim() ?? 'unknown CPU',
+    vm: onVirtualMachine(),
     memoryGiB: Math.round(os.totalmem() / 2 ** 30),
     node: process.version,
   };

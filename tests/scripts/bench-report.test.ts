@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { checkPerformancePage, runSection, withLatestRun } from '../../scripts/bench/report';
+import { checkPerformancePage, onVirtualMachine, runSection, withLatestRun } from '../../scripts/bench/report';
 import { ROOT } from '../helpers/project';
 
 const PAGE = path.join(ROOT, 'docs', 'performance.md');
@@ -26,11 +26,20 @@ test.each([
   );
 });
 
-test('a run on the page is headed by its day, CPU model and runtime, with its sections one level below', () => {
+test('a run on the page is headed by its day, CPU model, whether the host is a VM, and runtime, with its sections one level below', () => {
   const run = '## Throughput\n\n| a | b |\n\n## PostgreSQL\n\ntext with ## inside\n';
-  const machine = { date: '2026-11-26', cpus: 2, model: 'Intel(R) Xeon(R) Processor', memoryGiB: 24, node: 'v24.21.0' };
+  const machine = { date: '2026-11-26', cpus: 2, model: 'Intel(R) Xeon(R) Processor', vm: true, memoryGiB: 24, node: 'v24.21.0' };
 
   expect(runSection(run, machine)).toBe(
-    '### 2026-11-26: 2 × Intel(R) Xeon(R) Processor, 24 GiB, Node.js 24.21.0\n\n#### Throughput\n\n| a | b |\n\n#### PostgreSQL\n\ntext with ## inside',
+    '### 2026-11-26: 2 × Intel(R) Xeon(R) Processor (a VM), 24 GiB, Node.js 24.21.0\n\n#### Throughput\n\n| a | b |\n\n#### PostgreSQL\n\ntext with ## inside',
   );
+  expect(runSection(run, { ...machine, vm: false })).toMatch(/^### 2026-11-26: 2 × Intel\(R\) Xeon\(R\) Processor, 24 GiB/);
+});
+
+test.each([
+  ['a hypervisor among the CPU flags', 'processor\t: 0\nflags\t\t: fpu vme hypervisor lahf_lm\n', true],
+  ['none', 'processor\t: 0\nflags\t\t: fpu vme lahf_lm\n', false],
+  ['no /proc/cpuinfo to read', '', false],
+])('the host is taken for a VM when /proc/cpuinfo shows %s', (_case, cpuinfo, vm) => {
+  expect(onVirtualMachine(cpuinfo)).toBe(vm);
 });
