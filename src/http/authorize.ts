@@ -1,7 +1,6 @@
 import { operationScopes } from '../contract/scopes';
 import { missingScopes, quotasOf, rateLimitFields, verdictOf } from '../keys';
 import { andThen, type MaybePromise } from '../maybe-promise';
-import type { AuthRefusalReason } from '../metrics';
 import type { Operation } from '../openapi';
 import { storedPolicies, type Policy } from '../rate-policy';
 import type { Store } from '../store';
@@ -20,7 +19,6 @@ export interface AuthorizationOptions {
   errors: Pick<ErrorReplies, 'insufficientScope' | 'rateLimited'>;
   /** The document's operations: those whose responses declare a `RateLimit` header get the RateLimit fields. */
   operations: readonly Operation[];
-  onKeyRefused?: ((reason: AuthRefusalReason) => void) | undefined;
 }
 
 /**
@@ -42,10 +40,7 @@ export function createAuthorization(
     const required = scopes.get(operation.operationId);
     if (required !== undefined) {
       const missing = missingScopes(required, security.scopes);
-      if (missing.length > 0) {
-        options.onKeyRefused?.('scope');
-        return errors.insufficientScope(operation, required, missing);
-      }
+      if (missing.length > 0) return errors.insufficientScope(operation, required, missing);
     }
     const { keyName } = security;
     if (keyName === undefined) return undefined;
@@ -55,7 +50,6 @@ export function createAuthorization(
       const verdict = verdictOf(policies, admitted, windows);
       if (fielded.has(operation)) context.rateLimit = rateLimitFields(policies, verdict);
       if (verdict.admitted) return undefined;
-      options.onKeyRefused?.('limit');
       return errors.rateLimited(operation, verdict.retryAfter);
     });
   };

@@ -101,7 +101,7 @@ export async function createDispatcher<V extends ApiVersion>(options: Dispatcher
   const { version, document, store, logger, chunkItems } = options;
   const undeclaredQuery = undeclaredQueryPolicy(document);
   const api = await createOpenApi(document, { apiRoot: `/${version}`, undeclaredQuery });
-  const errors = createErrorReplies(api.operations, (path) => api.methodsAt(path), logger);
+  const errors = createErrorReplies(api.operations, (path) => api.methodsAt(path), logger, options.onKeyRefused);
   const bearer = bearerCheck(store);
   const authenticate = createSecurity(api.operations, new Map([[BEARER, (headers) => bearer(headers.authorization)]]));
   const requests = createRequestCheck(api, undeclaredQuery);
@@ -121,7 +121,6 @@ export async function createDispatcher<V extends ApiVersion>(options: Dispatcher
     store,
     defaultPolicies: options.rateLimit ?? [],
     errors,
-    onKeyRefused: options.onKeyRefused,
   });
   if (mocked.length > 0)
     logger.warn({ apiVersion: version, operations: mocked }, 'operations answer mocks from the document until their handlers are written');
@@ -143,11 +142,7 @@ export async function createDispatcher<V extends ApiVersion>(options: Dispatcher
     const { context } = request;
     const body = requests.body(operation, request);
     return andThen(authenticate(operation, request.headers), (security) => {
-      if (!security.authenticated) {
-        const { refusal } = security;
-        if (refusal === 'expired' || refusal === 'revoked') options.onKeyRefused?.(refusal);
-        return errors.unauthorized(context, refusal);
-      }
+      if (!security.authenticated) return errors.unauthorized(context, security.refusal);
       if (security.keyName !== undefined) context.key = { name: security.keyName };
       return andThen(
         authorize(operation, security, context),

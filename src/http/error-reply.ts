@@ -3,6 +3,7 @@ import { declares, frameworkStatuses } from '../contract/framework-statuses';
 import { ApiError, ERRORS, toApiError } from '../errors';
 import type { KeyRefusal } from '../keys';
 import type { Logger } from '../logger';
+import type { AuthRefusalReason } from '../metrics';
 import type { Operation } from '../openapi';
 import { fixed, serialize, type Reply } from './reply';
 import type { RequestContext } from './request-context';
@@ -88,12 +89,15 @@ export interface ErrorReplies {
  * The Error replies of a document's operations. A status the server makes itself (frameworkStatuses)
  * that the operation does not declare is answered with the status the rule names in its place
  * (a 415 or a 413 as the operation's 400), with the same code and message; the server does not
- * start with a document where a status has no such place (see refuseUndeclaredStatuses).
+ * start with a document where a status has no such place (see refuseUndeclaredStatuses). Every
+ * refusal of a key for its own sake (expired, revoked, lacking a scope, over its limit) is made
+ * here, and so counted here, once: `onKeyRefused`.
  */
 export function createErrorReplies(
   operations: readonly Operation[],
   methodsAt: (path: string) => readonly string[],
   logger: Logger,
+  onKeyRefused: (reason: AuthRefusalReason) => void = () => undefined,
 ): ErrorReplies {
   const fallbacks = new Map(operations.map((operation) => [operation.operationId, fallbacksOf(operation)]));
   // One 405 per set of methods a path of the document answers to: as many as its paths, at most.
@@ -111,10 +115,12 @@ export function createErrorReplies(
     thrown: (err, context) => fitted(thrownReply(err, logger, context), context.operation),
     unauthorized: (context, refusal) => {
       if (refusal instanceof Error) return fitted(thrownReply(refusal, logger, context), context.operation);
+      if (refusal === 'expired' || refusal === 'revoked') onKeyRefused(refusal);
       if (refusal === 'expired') return EXPIRED_KEY;
       return refusal === 'invalid' || refusal === 'revoked' ? INVALID_KEY : NO_KEY;
     },
     insufficientScope: (operation, required, missing) => {
+      onKeyRefused('scope');
       const code = declares(operation, 403) ? 'insufficient_scope' : 'unauthorized';
       const key = `${code} ${required.join(' ')},${missing.join(' ')}`;
       let reply = scopeRefusals.get(key);
@@ -126,12 +132,14 @@ export function createErrorReplies(
       }
       return reply;
     },
-    rateLimited: (operation, retryAfter) =>
-      errorReply(
+    rateLimited: (operation, retryAfter) => {
+      onKeyRefused('limit');
+      return errorReply(
         new ApiError(declares(operation, 429) ? 'rate_limited' : 'service_unavailable', ERRORS.rate_limited.message, {
           'Retry-After': String(retryAfter),
         }),
-      ),
+      );
+    },
     miss: (path) => {
       const allow = allowed(methodsAt(path)).join(', ');
       if (allow === '') return NOT_FOUND;
