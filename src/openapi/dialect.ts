@@ -1,5 +1,5 @@
 import { isRecord } from '../records';
-import { mapDocumentSchemas, mapSchema, someSchema } from './schemas';
+import { mapDocumentSchemas, mapSchema } from './schemas';
 
 /**
  * The OpenAPI lines the scaffold reads. Each gives its Schema Objects a dialect: 3.0 its own
@@ -36,8 +36,9 @@ export function unsupportedSchemaFeatures(document: object): string[] {
     problems.push(`jsonSchemaDialect ${JSON.stringify(dialect)} is not one this server checks: use ${KNOWN_DIALECTS.join(' or ')}`);
   }
   let dynamic = false;
+  // mapDocumentSchemas calls this on every schema, those within others too.
   mapDocumentSchemas(document, (schema) => {
-    dynamic ||= someSchema(schema, (each) => '$dynamicRef' in each || '$dynamicAnchor' in each);
+    dynamic ||= '$dynamicRef' in schema || '$dynamicAnchor' in schema;
     return schema;
   });
   if (dynamic) {

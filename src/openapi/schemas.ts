@@ -4,9 +4,6 @@ import { isRecord } from '../records';
 // keywords through which one schema holds others. The dialects read these walks
 // (./dialect.ts): what each OpenAPI line means by a schema, said in the JSON Schema Ajv runs.
 
-/** A schema, as JSON: an object, or (in JSON Schema 2020-12) a boolean. */
-export type Schema = Record<string, unknown> | boolean;
-
 /** Keywords whose value is one schema. */
 const ONE = [
   'items',
@@ -47,16 +44,6 @@ export function mapSchema(schema: unknown, change: (schema: Record<string, unkno
   return change(copy);
 }
 
-/** Whether `found` holds for the schema or any schema within it. */
-export function someSchema(schema: unknown, found: (schema: Record<string, unknown>) => boolean): boolean {
-  let seen = false;
-  mapSchema(schema, (each) => {
-    seen ||= found(each);
-    return each;
-  });
-  return seen;
-}
-
 /**
  * The document with `change` applied to every Schema Object in it (each as mapSchema applies it):
  * under components (schemas, parameters, headers, request bodies, responses, path items), and in
@@ -65,54 +52,38 @@ export function someSchema(schema: unknown, found: (schema: Record<string, unkno
  */
 export function mapDocumentSchemas<D extends object>(document: D, change: (schema: Record<string, unknown>) => Record<string, unknown>): D {
   const schema = (value: unknown) => mapSchema(value, change);
-  const mediaTypes = (content: unknown) => mapValues(content, (media) => field(media, 'schema', schema));
-  const headers = (map: unknown) => mapValues(map, (header) => field(field(header, 'schema', schema), 'content', mediaTypes));
-  const parameter = (value: unknown) => field(field(value, 'schema', schema), 'content', mediaTypes);
-  const requestBody = (value: unknown) => field(value, 'content', mediaTypes);
-  const response = (value: unknown) => field(field(value, 'content', mediaTypes), 'headers', headers);
-  const operation = (value: unknown): unknown =>
-    field(
-      field(
-        field(
-          field(value, 'parameters', (list) => (Array.isArray(list) ? list.map(parameter) : list)),
-          'requestBody',
-          requestBody,
-        ),
-        'responses',
-        (map) => mapValues(map, response),
-      ),
-      'callbacks',
-      (map) => mapValues(map, (callback) => mapValues(callback, pathItem)),
-    );
-  const pathItem = (value: unknown): unknown => {
-    if (!isRecord(value)) return value;
-    const copy: Record<string, unknown> = { ...value };
-    for (const method of METHODS) if (method in copy) copy[method] = operation(copy[method]);
-    return field(copy, 'parameters', (list) => (Array.isArray(list) ? list.map(parameter) : list));
-  };
+  const mediaTypes = (content: unknown) => mapValues(content, (media) => fields(media, { schema }));
+  const headers = (map: unknown) => mapValues(map, (header) => fields(header, { schema, content: mediaTypes }));
+  const parameter = (value: unknown) => fields(value, { schema, content: mediaTypes });
+  const parameters = (list: unknown) => (Array.isArray(list) ? list.map(parameter) : list);
+  const requestBody = (value: unknown) => fields(value, { content: mediaTypes });
+  const response = (value: unknown) => fields(value, { content: mediaTypes, headers });
+  const callbacks = (map: unknown) => mapValues(map, (callback) => mapValues(callback, pathItem));
+  const operation = (value: unknown) => fields(value, { parameters, requestBody, responses: (map) => mapValues(map, response), callbacks });
+  const pathItem = (value: unknown): unknown =>
+    fields(value, { parameters, ...Object.fromEntries(METHODS.map((method) => [method, operation])) });
   const components = (value: unknown) =>
-    [
-      ['schemas', (map: unknown) => mapValues(map, schema)],
-      ['parameters', (map: unknown) => mapValues(map, parameter)],
-      ['headers', headers],
-      ['requestBodies', (map: unknown) => mapValues(map, requestBody)],
-      ['responses', (map: unknown) => mapValues(map, response)],
-      ['pathItems', (map: unknown) => mapValues(map, pathItem)],
-      ['callbacks', (map: unknown) => mapValues(map, (callback) => mapValues(callback, pathItem))],
-    ].reduce<unknown>((each, [name, map]) => field(each, name as string, map as (value: unknown) => unknown), value);
-  let mapped: unknown = document;
-  mapped = field(mapped, 'paths', (map) => mapValues(map, pathItem));
-  mapped = field(mapped, 'webhooks', (map) => mapValues(map, pathItem));
-  mapped = field(mapped, 'components', components);
-  return mapped as D;
+    fields(value, {
+      schemas: (map) => mapValues(map, schema),
+      parameters: (map) => mapValues(map, parameter),
+      headers,
+      requestBodies: (map) => mapValues(map, requestBody),
+      responses: (map) => mapValues(map, response),
+      pathItems: (map) => mapValues(map, pathItem),
+      callbacks,
+    });
+  const paths = (map: unknown) => mapValues(map, pathItem);
+  return fields(document, { paths, webhooks: paths, components }) as D;
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
-/** A copy of `value` with its field `name` replaced by `change` of it, when `value` is an object that has it. */
-function field(value: unknown, name: string, change: (value: unknown) => unknown): unknown {
-  if (!isRecord(value) || !(name in value)) return value;
-  return { ...value, [name]: change(value[name]) };
+/** A copy of `value` with each field that `changes` names replaced by its change of it, when `value` is an object that has it. */
+function fields(value: unknown, changes: Readonly<Record<string, (value: unknown) => unknown>>): unknown {
+  if (!isRecord(value)) return value;
+  const copy: Record<string, unknown> = { ...value };
+  for (const [name, change] of Object.entries(changes)) if (name in copy) copy[name] = change(copy[name]);
+  return copy;
 }
 
 /** A copy of a map (an object of named values) with each value changed; anything else as it is. */
