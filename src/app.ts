@@ -17,7 +17,7 @@ import { createPipeline } from './http/pipeline';
 import { sendReply } from './http/reply';
 import { answeredBy } from './http/request-context';
 import { silentLogger, type Logger } from './logger';
-import { createMetrics, type AuthRefusalReason, type Metrics, type PlacementOutcome } from './metrics';
+import { createMetrics, type AuthRefusalReason, type Metrics } from './metrics';
 import type { Policy } from './rate-policy';
 import type { Store } from './store';
 
@@ -108,7 +108,7 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
     onKeyRefused: (reason: AuthRefusalReason) => metrics.authRefusal(reason),
     rateLimit: deps.rateLimit,
     idempotencyHours: deps.idempotencyHours,
-    onPlacement: (outcome: PlacementOutcome) => metrics.placement(outcome),
+    onPlacement: (outcome: string) => metrics.placement(outcome),
   };
   const dispatcherOf = <V extends ApiVersion>(version: V, document: OpenAPIV3.Document): Promise<Dispatch> => {
     const { modules, handlers } = given(version);

@@ -1,4 +1,5 @@
 import { loadServedDocuments } from './contract/document';
+import type { Policy } from './rate-policy';
 import { scopesOf } from './contract/scopes';
 import { generateKey, hashKey } from './keys';
 import type { ImportRecord, Store } from './store';
@@ -16,7 +17,10 @@ const DEMO_ORDERS: readonly ImportRecord[] = [
  * The demo key's rate limit: high enough for every example of the README, low enough that its
  * answers carry the RateLimit fields the README shows.
  */
-export const DEMO_RATE_LIMIT = '600/min,100000/day';
+export const DEMO_POLICIES: readonly Policy[] = [
+  { quota: 600, unit: 'min' },
+  { quota: 100000, unit: 'day' },
+];
 
 /**
  * Sets up a demo store: demo orders when it has none, and a demo key when it has no key at all,
@@ -27,6 +31,6 @@ export async function seedDemo(store: Store): Promise<string | null> {
   if ((await store.listKeys()).length > 0) return null;
   if (!(await store.hasOrders())) await store.importOrders(DEMO_ORDERS);
   const key = generateKey();
-  await store.createKey('demo', hashKey(key), { scopes: scopesOf(loadServedDocuments()), rateLimit: DEMO_RATE_LIMIT });
+  await store.createKey('demo', hashKey(key), { scopes: scopesOf(loadServedDocuments()), policies: DEMO_POLICIES });
   return key;
 }

@@ -28,17 +28,11 @@ export interface Metrics {
   admissionWait(seconds: number): void;
   /** Counts a request refused for its key's sake: the key expired or was revoked. */
   authRefusal(reason: AuthRefusalReason): void;
-  /** Counts what a placement (placeOrder) came to. */
-  placement(outcome: PlacementOutcome): void;
+  /** Counts what a placement (placeOrder) came to: the store's PlaceOutcome, which this floor does not import. */
+  placement(outcome: string): void;
   /** Whether a request may read /metrics: always without a token, else only with `Bearer <token>`. */
   allowed(authorization: string | undefined): boolean;
 }
-
-/**
- * What a placement came to: a new order (`placed`), the first answer again for a retry
- * (`replayed`), its Idempotency-Key used with another body (`reused`, a 422), or still running (`in_use`, a 409).
- */
-export type PlacementOutcome = 'placed' | 'replayed' | 'reused' | 'in_use';
 
 /**
  * Why a request with a known key was refused: it expired, it was revoked, it lacks the operation's

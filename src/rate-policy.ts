@@ -47,18 +47,3 @@ export function parsePolicies(option: string, given: readonly string[]): Policy[
 export function formatPolicies(policies: readonly Policy[] | typeof NO_LIMIT): string {
   return policies === NO_LIMIT ? NO_LIMIT : policies.map(({ quota, unit }) => `${quota}/${unit}`).join(',');
 }
-
-const parsed = new Map<string, readonly Policy[]>();
-/** Most distinct stored policy lists kept parsed; past it, lists are parsed again (a store has few distinct lists). */
-const PARSED_MAX = 256;
-
-/** The policies a key's stored text gives (none for `none`), parsed once per distinct text, since every keyed request reads one. */
-export function storedPolicies(stored: string): readonly Policy[] {
-  let policies = parsed.get(stored);
-  if (policies === undefined) {
-    const list = parsePolicies('rate limit', stored.split(','));
-    policies = list === NO_LIMIT ? [] : list;
-    if (parsed.size < PARSED_MAX) parsed.set(stored, policies);
-  }
-  return policies;
-}

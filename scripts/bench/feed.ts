@@ -1,7 +1,7 @@
 // The change feed's rows of `npm run bench`: how soon a waiting read hears of a commit made by
 // another instance, and how fast a consumer tailing the feed gets through a large import's events.
 import http from 'node:http';
-import { hashKey } from '../../src/keys';
+import { DEFAULT_SCOPES, hashKey } from '../../src/keys';
 import { openPostgresStore, openSqliteStore, type ImportRecord, type Store } from '../../src/store';
 import { median, quantile, startServer, type Server } from './measure';
 
@@ -94,7 +94,7 @@ async function seeded(ctx: FeedContext, place: Place, count: number, from: numbe
   const store = await place.open();
   try {
     await store.importOrders(ctx.orders(count, from));
-    await store.createKey('bench', hashKey(ctx.key));
+    await store.createKey('bench', hashKey(ctx.key), { scopes: DEFAULT_SCOPES });
   } finally {
     await store.close();
   }

@@ -3,7 +3,7 @@
 // the same store in the same run. On SQLite, and on PostgreSQL when it answers.
 import http from 'node:http';
 import { spawn } from 'node:child_process';
-import { hashKey } from '../../src/keys';
+import { DEFAULT_SCOPES, hashKey } from '../../src/keys';
 import { openPostgresStore } from '../../src/store';
 import { bigDownload, quantile, rss, startServer, type Server } from './measure';
 import { postgresProblem, withScratchDatabases } from './postgres';
@@ -65,7 +65,7 @@ export async function pageRuns(ctx: Context): Promise<string[]> {
       const url = await create();
       await runCli(ctx.cli, ['orders', 'import', ctx.ordersFile], { PETSTORE_DATABASE_URL: url });
       const store = await openPostgresStore(url);
-      await store.createKey('bench', hashKey(ctx.key));
+      await store.createKey('bench', hashKey(ctx.key), { scopes: DEFAULT_SCOPES });
       await store.close();
       await measure('PostgreSQL', [], { PETSTORE_DATABASE_URL: url });
     });

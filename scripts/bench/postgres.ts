@@ -4,7 +4,8 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { hashKey } from '../../src/keys';
+import { DEFAULT_SCOPES, hashKey } from '../../src/keys';
+import type { Policy } from '../../src/rate-policy';
 import { openPostgresStore, type ImportRecord } from '../../src/store';
 import { median, startServer, throughput, type Server } from './measure';
 import { BENCH_SCOPES, NEW_ORDER_BODY, REPLAYED_KEY, placeReplayed } from './placements';
@@ -16,7 +17,7 @@ interface Context {
   key: string;
   /** A key whose policy is never spent in a run, and that policy. */
   limitedKey: string;
-  limitedPolicy: string;
+  limitedPolicy: readonly Policy[];
   seconds: number;
   rounds: number;
   orders: (count: number) => Iterable<ImportRecord>;
@@ -91,7 +92,7 @@ export async function postgresRuns(ctx: Context): Promise<string[]> {
     const store = await openPostgresStore(url);
     await store.importOrders(ctx.orders(count));
     await store.createKey('bench', hashKey(ctx.key), { scopes: BENCH_SCOPES });
-    await store.createKey('bench-limited', hashKey(ctx.limitedKey), { rateLimit: ctx.limitedPolicy });
+    await store.createKey('bench-limited', hashKey(ctx.limitedKey), { scopes: DEFAULT_SCOPES, policies: ctx.limitedPolicy });
     await placeReplayed(store, 'bench');
     await store.close();
   };

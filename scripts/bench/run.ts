@@ -5,7 +5,8 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { generateKey, hashKey } from '../../src/keys';
+import { DEFAULT_SCOPES, generateKey, hashKey } from '../../src/keys';
+import type { Policy } from '../../src/rate-policy';
 import { openPostgresStore, openSqliteStore, type ImportRecord } from '../../src/store';
 import { bigDownload, median, peakRss, probeHealth, quantile, startServer, throughput, type Server } from './measure';
 import { feedRuns } from './feed';
@@ -34,7 +35,7 @@ const auth = { Authorization: `Bearer ${key}` };
 const limitedKey = generateKey();
 const limitedAuth = { Authorization: `Bearer ${limitedKey}` };
 /** The policy of limitedKey: the largest quota a policy takes. */
-const NEVER_SPENT = '999999999/day';
+const NEVER_SPENT: readonly Policy[] = [{ quota: 999999999, unit: 'day' }];
 /** A placement's headers: the key, the body's type, and Idempotency-Key `key`. */
 const placing = (idempotencyKey: string) => ({ ...auth, 'Content-Type': 'application/json', 'Idempotency-Key': idempotencyKey });
 
@@ -52,7 +53,7 @@ async function template(name: string, count: number): Promise<string> {
   const store = openSqliteStore(file);
   await store.importOrders(orders(count));
   await store.createKey('bench', hashKey(key), { scopes: BENCH_SCOPES });
-  await store.createKey('bench-limited', hashKey(limitedKey), { rateLimit: NEVER_SPENT });
+  await store.createKey('bench-limited', hashKey(limitedKey), { scopes: DEFAULT_SCOPES, policies: NEVER_SPENT });
   await placeReplayed(store, 'bench');
   await store.close();
   return file;
@@ -406,7 +407,7 @@ async function v2Pages(): Promise<string[]> {
   const db = path.join(work, 'big.db');
   await timedImport([CLI, '--db', db, 'orders', 'import', file]);
   const store = openSqliteStore(db);
-  await store.createKey('bench', hashKey(key));
+  await store.createKey('bench', hashKey(key), { scopes: DEFAULT_SCOPES });
   await store.close();
   return pageRuns(pagesContext(db));
 }
@@ -544,7 +545,7 @@ async function importRuns(): Promise<string[]> {
     return { latency };
   });
   const store = openSqliteStore(path.join(work, 'big.db'));
-  await store.createKey('bench', hashKey(key));
+  await store.createKey('bench', hashKey(key), { scopes: DEFAULT_SCOPES });
   await store.close();
 
   const m = (importer: Importer, pick: (r: { seconds: number; peak: number }) => number) => median(runs.get(importer)!.map(pick));
@@ -599,7 +600,7 @@ async function cancelsDuringImport(file: string, store: 'sqlite' | 'postgres', d
   const target = store === 'postgres' ? [] : ['--db', sqliteFile];
   const seed = store === 'postgres' ? await openPostgresStore(databaseUrl!) : openSqliteStore(sqliteFile);
   await seed.importOrders(orders(PENDING, FIRST));
-  await seed.createKey('bench', hashKey(key));
+  await seed.createKey('bench', hashKey(key), { scopes: DEFAULT_SCOPES });
   await seed.close();
   const port = nextPort++;
   const server = await startServer(CLI, [...target, 'serve', '--port', String(port)], port, /listening/, { LOG_LEVEL: 'info', ...env });

@@ -16,13 +16,13 @@ import { errorCode, errorMessage } from '../thrown';
 import { parse as parseYaml } from 'yaml';
 import type { OpenAPIV3 } from 'openapi-types';
 import { idProblem, parseId } from '../ids';
-import { expiryOf, generateKey, hashKey, keyNameProblem, laterBy, parseScopes, type ExpiryOptions } from '../keys';
+import { DEFAULT_SCOPES, expiryOf, generateKey, hashKey, keyNameProblem, laterBy, parseScopes, type ExpiryOptions } from '../keys';
 import { createLogger } from '../logger';
-import { DEMO_RATE_LIMIT, seedDemo } from '../demo';
+import { DEMO_POLICIES, seedDemo } from '../demo';
 import { SERVE_V8_FLAGS, closeOnSignals, exitOnFatalErrors, setServeV8Flags, startServer } from '../server';
 import { commaList } from '../comma-list';
 import { formatPolicies, parsePolicies } from '../rate-policy';
-import { DEFAULT_SCOPES, DuplicateKeyNameError, openStore, storeLocation, type Store } from '../store';
+import { DuplicateKeyNameError, openStore, storeLocation, type KeyPolicies, type Store } from '../store';
 
 /**
  * Where the CLI reads and writes; injected so that tests can capture it. A writer may return a
@@ -66,12 +66,15 @@ function scopesOption(value: string): string[] {
  * What `--rate-limit` options give, each one policy or a comma-separated list of them, as
  * PETSTORE_RATE_LIMIT takes: the policies as a key stores them (`default`: null, the deployment's).
  */
-function rateLimitOption(given: readonly string[]): string | null {
+function rateLimitOption(given: readonly string[]): KeyPolicies {
   const values = parsedOption(() => given.flatMap((value) => commaList('--rate-limit', value, 'policy')));
   if (values.length === 1 && values[0] === DEFAULT_LIMIT) return null;
   if (values.includes(DEFAULT_LIMIT)) throw new CliError(`--rate-limit ${DEFAULT_LIMIT} cannot be given with a policy`);
-  return formatPolicies(parsedOption(() => parsePolicies('--rate-limit', values)));
+  return parsedOption(() => parsePolicies('--rate-limit', values));
 }
+
+/** A key's policies as `keys` commands print them. */
+const policiesText = (policies: KeyPolicies): string => (policies === null ? DEFAULT_LIMIT : formatPolicies(policies));
 
 /** `--rate-limit default`: the key follows the deployment's policies (PETSTORE_RATE_LIMIT). */
 const DEFAULT_LIMIT = 'default';
@@ -152,11 +155,11 @@ function buildProgram(io: CliIO): Command {
       if (problem) throw new CliError(problem);
       const expiresAt = parsedOption(() => expiryOf(options, new Date()));
       const scopes = options.scopes === undefined ? DEFAULT_SCOPES : scopesOption(options.scopes);
-      const rateLimit = options.rateLimit === undefined ? null : rateLimitOption(options.rateLimit);
+      const policies = options.rateLimit === undefined ? null : rateLimitOption(options.rateLimit);
       const key = generateKey();
       await withStore(config(), async (store) => {
         try {
-          await store.createKey(options.name, hashKey(key), { expiresAt, scopes, rateLimit });
+          await store.createKey(options.name, hashKey(key), { expiresAt, scopes, policies });
         } catch (err) {
           if (err instanceof DuplicateKeyNameError) throw new CliError(`--name: ${err.message}`);
           throw err;
@@ -189,16 +192,16 @@ function buildProgram(io: CliIO): Command {
       // commander gives `--no-expiry` as `expiry: false`.
       const expiresAt = parsedOption(() => expiryOf({ ...options, noExpiry: options.expiry === false }, new Date()));
       const scopes = options.scopes === undefined ? undefined : scopesOption(options.scopes);
-      const rateLimit = options.rateLimit === undefined ? undefined : rateLimitOption(options.rateLimit);
-      if (expiresAt === undefined && scopes === undefined && rateLimit === undefined) {
+      const policies = options.rateLimit === undefined ? undefined : rateLimitOption(options.rateLimit);
+      if (expiresAt === undefined && scopes === undefined && policies === undefined) {
         throw new CliError('nothing to change: give --scopes, --expires-in, --expires-at, --no-expiry or --rate-limit');
       }
-      const updated = await withStore(config(), (store) => store.updateKey(name, { expiresAt, scopes, rateLimit }));
+      const updated = await withStore(config(), (store) => store.updateKey(name, { expiresAt, scopes, policies }));
       if (!updated) throw new CliError(`NAME: no active key is named "${name}"`);
       const changed = [
         scopes === undefined ? undefined : `scopes ${scopes.join(',')}`,
         expiresAt === undefined ? undefined : expiresAt === null ? 'no expiry' : `expires at ${expiresAt}`,
-        rateLimit === undefined ? undefined : `rate limit ${rateLimit ?? DEFAULT_LIMIT}`,
+        policies === undefined ? undefined : `rate limit ${policiesText(policies)}`,
       ].filter((part) => part !== undefined);
       await io.stdout(`updated ${name}: ${changed.join('; ')}\n`);
     });
@@ -236,7 +239,7 @@ function buildProgram(io: CliIO): Command {
           'NAME\tSCOPES\tRATE LIMIT\tCREATED\tEXPIRES\tREVOKED\tOLD KEY UNTIL',
           ...rows.map(
             (k) =>
-              `${k.name}\t${k.scopes.join(',')}\t${k.rateLimit ?? DEFAULT_LIMIT}\t${k.createdAt}\t${k.expiresAt ?? '-'}\t${k.revokedAt ?? '-'}\t${inGrace(k.previousUntil)}`,
+              `${k.name}\t${k.scopes.join(',')}\t${policiesText(k.policies)}\t${k.createdAt}\t${k.expiresAt ?? '-'}\t${k.revokedAt ?? '-'}\t${inGrace(k.previousUntil)}`,
           ),
         ].join('\n') + '\n',
       );
@@ -500,7 +503,7 @@ function demoBanner(url: string, dbPath: string, key: string | null, cliCommand:
     );
   } else {
     lines.push(
-      `Demo API key, with every scope and a rate limit of ${DEMO_RATE_LIMIT} (shown only this once): ${key}`,
+      `Demo API key, with every scope and a rate limit of ${formatPolicies(DEMO_POLICIES)} (shown only this once): ${key}`,
       ``,
       `Try it (${newest}, a page of two pending orders, with its RateLimit fields):`,
       `  curl -i -H 'Authorization: Bearer ${key}' '${url}/${newest}/store/orders?status=pending&limit=2'`,

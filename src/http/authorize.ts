@@ -2,7 +2,7 @@ import { operationScopes } from '../contract/scopes';
 import { missingScopes, quotasOf, rateLimitFields, verdictOf } from '../keys';
 import { andThen, type MaybePromise } from '../maybe-promise';
 import type { Operation } from '../openapi';
-import { storedPolicies, type Policy } from '../rate-policy';
+import type { Policy } from '../rate-policy';
 import type { Store } from '../store';
 import type { ErrorReplies } from './error-reply';
 import type { Reply } from './reply';
@@ -44,7 +44,7 @@ export function createAuthorization(
     }
     const { keyName } = security;
     if (keyName === undefined) return undefined;
-    const policies = security.rateLimit === null ? defaultPolicies : storedPolicies(security.rateLimit);
+    const policies = security.policies ?? defaultPolicies;
     if (policies.length === 0) return undefined;
     return andThen(store.countRequest(keyName, quotasOf(policies)), ({ admitted, windows }) => {
       const verdict = verdictOf(policies, admitted, windows);

@@ -1,8 +1,7 @@
 import type { ApiVersion, OperationIdOf, VersionOperations } from '../contract/types';
 import type { MaybePromise } from '../maybe-promise';
 import type { EventFeed } from '../feed/event-feed';
-import type { PlacementOutcome } from '../metrics';
-import type { Store } from '../store';
+import type { PlaceOutcome, Store } from '../store';
 import type { SuccessReply } from './reply';
 
 /** Operation K of version V, as generated. */
@@ -70,7 +69,7 @@ export interface HandlerDeps<V extends ApiVersion, K extends OperationIdOf<V>> {
   /** Hours a placement's Idempotency-Key is kept (PETSTORE_IDEMPOTENCY_HOURS). */
   readonly idempotencyHours: number;
   /** Told what each placement came to (the metrics). */
-  readonly onPlacement: (outcome: PlacementOutcome) => void;
+  readonly onPlacement: (outcome: PlaceOutcome['outcome']) => void;
 }
 
 /** How a handler module exports its handler: the version and operation it serves, and how to build it. */

@@ -7,11 +7,11 @@ import type { ApiVersion } from '../contract/types';
 import { assertScopesDeclared } from '../contract/scopes';
 import { bearerCheck } from '../keys';
 import type { Logger } from '../logger';
-import type { AuthRefusalReason, PlacementOutcome } from '../metrics';
+import type { AuthRefusalReason } from '../metrics';
 import { andThen, type MaybePromise } from '../maybe-promise';
 import { createOpenApi, type Operation } from '../openapi';
 import type { Policy } from '../rate-policy';
-import type { Store } from '../store';
+import type { PlaceOutcome, Store } from '../store';
 import { createErrorReplies } from './error-reply';
 import type { EventFeed } from '../feed/event-feed';
 import { isExpensive, type Admission } from './admission';
@@ -56,7 +56,7 @@ export interface DispatcherOptions<V extends ApiVersion> {
   /** Hours a placement's Idempotency-Key is kept (DEFAULT_IDEMPOTENCY_HOURS when absent). */
   idempotencyHours?: number | undefined;
   /** Called with what each placement came to. */
-  onPlacement?: (outcome: PlacementOutcome) => void;
+  onPlacement?: (outcome: PlaceOutcome['outcome']) => void;
   /** Called for every request refused for its key's sake: the key expired, was revoked, lacks the operation's scope, or spent its limit. */
   onKeyRefused?: (reason: AuthRefusalReason) => void;
 }

@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import type { Policy } from '../rate-policy';
 import type { BearerResult, KeyRefusal } from '../keys';
 import type { MaybePromise } from '../maybe-promise';
 import type { Operation } from '../openapi';
@@ -19,8 +20,8 @@ export interface Security {
   readonly keyName: string | undefined;
   /** That key's scopes (none when no key authenticated the request). */
   readonly scopes: ReadonlySet<string>;
-  /** That key's rate-limit policies as stored; null for the deployment's, or when no key authenticated the request. */
-  readonly rateLimit: string | null;
+  /** That key's rate-limit policies; null for the deployment's, or when no key authenticated the request. */
+  readonly policies: readonly Policy[] | null;
   /** Why the request was refused: no credential, a refused one, or the store's failure. */
   readonly refusal: KeyRefusal | Error | undefined;
 }
@@ -91,14 +92,14 @@ function verdict(required: Requirements, results: ReadonlyMap<string, SchemeResu
   for (let i = 0; !authenticated && i < required.allOf.length; i += 1) authenticated = allPassed(required.allOf[i] ?? [], results);
   let keyName: string | undefined;
   let scopes: ReadonlySet<string> = NO_SCOPES;
-  let rateLimit: string | null = null;
+  let policies: readonly Policy[] | null = null;
   let refusal: Security['refusal'];
   for (const result of results.values()) {
     if (result === undefined) continue;
     if ('keyName' in result) {
-      if (keyName === undefined) ({ keyName, scopes, rateLimit } = result);
+      if (keyName === undefined) ({ keyName, scopes, policies } = result);
     } else if (refusal === undefined || result.error instanceof Error || (refusal === 'missing' && result.error !== 'missing'))
       refusal = result.error;
   }
-  return { authenticated, keyName, scopes, rateLimit, refusal };
+  return { authenticated, keyName, scopes, policies, refusal };
 }

@@ -1,7 +1,7 @@
 import type { MaybePromise } from '../maybe-promise';
 import type { KeyMatch, Store } from '../store';
 import { hashKey, parseBearer } from './keys';
-import { scopeSet } from './scopes';
+import type { Policy } from '../rate-policy';
 
 /**
  * Why a request's key was refused: none was sent, none has it, it has expired, or it was revoked.
@@ -11,15 +11,14 @@ export type KeyRefusal = 'missing' | 'invalid' | 'expired' | 'revoked';
 
 /**
  * What a bearer credential turned out to be: the active key it is (its name, its scopes, and its
- * rate-limit policies as stored, null for the deployment's), or why it is none.
+ * rate-limit policies, null for the deployment's), or why it is none.
  */
-export type BearerResult = { keyName: string; scopes: ReadonlySet<string>; rateLimit: string | null } | { error: KeyRefusal | Error };
+export type BearerResult =
+  { keyName: string; scopes: ReadonlySet<string>; policies: readonly Policy[] | null } | { error: KeyRefusal | Error };
 
 const found = (match: KeyMatch | null): BearerResult => {
   if (match === null) return { error: 'invalid' };
-  return match.state === 'active'
-    ? { keyName: match.name, scopes: scopeSet(match.scopes), rateLimit: match.rateLimit }
-    : { error: match.state };
+  return match.state === 'active' ? { keyName: match.name, scopes: match.scopes, policies: match.policies } : { error: match.state };
 };
 const failed = (err: unknown): BearerResult => ({ error: err instanceof Error ? err : new Error(String(err)) });
 

@@ -15,19 +15,11 @@ export function parseScopes(option: string, value: string, known: readonly strin
   return scopes;
 }
 
-const parsed = new Map<string, ReadonlySet<string>>();
-/** Most distinct scope lists kept parsed; past it, lists are parsed again (a store has few distinct lists). */
-const PARSED_MAX = 256;
-
-/** A key's stored scope list (KeyMatch.scopes, separated by spaces) as a set: parsed once per distinct list, since every keyed request reads one. */
-export function scopeSet(stored: string): ReadonlySet<string> {
-  let set = parsed.get(stored);
-  if (set === undefined) {
-    set = new Set(stored.split(' ').filter((scope) => scope !== ''));
-    if (parsed.size < PARSED_MAX) parsed.set(stored, set);
-  }
-  return set;
-}
+/**
+ * What a key may do when it is made without scopes: all that any key could do before keys had
+ * scopes. A scope added later is granted only when named.
+ */
+export const DEFAULT_SCOPES: readonly string[] = ['orders:read', 'orders:cancel'];
 
 /** The scopes of `required` that `held` lacks, in `required`'s order. */
 export function missingScopes(required: readonly string[], held: ReadonlySet<string>): string[] {

@@ -1,6 +1,5 @@
 import { hash } from 'node:crypto';
 import type { V2Order } from '../contract/types';
-import { ApiError } from '../errors';
 import { andThen, type MaybePromise } from '../maybe-promise';
 import type { Store } from '../store';
 import { toV2Order } from './v2-order';
@@ -12,13 +11,13 @@ export interface OrderRead {
 }
 
 /**
- * One order as it is now, with a weak ETag of what it says; order_not_found for an unknown or a
- * cancelled order (gone for clients, as from every list). On SQLite the answer comes at once,
- * without a turn of the event loop.
+ * One order as it is now, with a weak ETag of what it says; none for an unknown or a cancelled
+ * order (gone for clients, as from every list). On SQLite the answer comes at once, without a turn
+ * of the event loop.
  */
-export function readOrder(store: Store, id: number): MaybePromise<OrderRead> {
+export function readOrder(store: Store, id: number): MaybePromise<OrderRead | undefined> {
   return andThen(store.getOrder(id), (record) => {
-    if (record === undefined) throw new ApiError('order_not_found', `Order ${id} was not found`);
+    if (record === undefined) return undefined;
     const order = toV2Order(record);
     return { order, etag: orderEtag(order) };
   });

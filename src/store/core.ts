@@ -1,28 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { instantKey } from '../date-time';
-import { DuplicateKeyNameError, StoreInvariantError } from './errors';
-import {
-  type CancelOutcome,
-  type ImportRecord,
-  type ImportRecords,
-  type KeyChanges,
-  type KeyInfo,
-  type ListedOrder,
-  type NewKey,
-  type RateCount,
-  type OrderRecord,
-  type OrderSnapshot,
-  type OrderStatus,
-  type ShipOutcome,
-  type NewOrder,
-  type PlaceOutcome,
-} from './types';
-import type { Dialect } from './dialect';
-import { rateWindowsOf, type ListedRow, type OrderRow } from './sql';
-import { andThen, type MaybePromise } from '../maybe-promise';
+import { StoreInvariantError } from './errors';
+import type { ImportRecord, ImportRecords, ListedOrder, OrderRecord, OrderSnapshot } from './types';
+import type { ListedRow, OrderRow } from './sql';
 
 // What every store does the same way, apart from its SQL (./sql.ts): the mapping of rows to
-// records, the list's ETag and first-page prefetch, the outcomes of a move, the cursor secret, an import's batches.
+// records, the list's ETag and first-page prefetch, the cursor secret, an import's batches. Each
+// guarantee's algorithm has a file of its own: ./keys.ts, ./rates.ts, ./moves.ts, ./placement.ts.
 
 /** The time every write records, as the stores write it. */
 export const timestamp = (): string => new Date().toISOString();
@@ -73,88 +56,6 @@ function snapshotOf(etag: string, orders: ListedOrder[]): OrderSnapshot {
 }
 
 /**
- * What a cancel answers, in every store: `moved` when the conditional move from pending
- * happened; otherwise the order's status then (none: there is no such order). A cancelled order is
- * gone, as one that never existed.
- */
-export function cancelOutcome(moved: boolean, status: OrderStatus | null | undefined): CancelOutcome {
-  if (moved) return 'cancelled';
-  return status === 'shipped' ? 'shipped' : 'not_found';
-}
-
-/** What a ship answers, in every store, from the same two facts as cancelOutcome. */
-export function shipOutcome(moved: boolean, status: OrderStatus | null | undefined): ShipOutcome {
-  if (moved) return 'shipped';
-  if (status === 'shipped') return 'already_shipped';
-  return status === 'cancelled' ? 'cancelled' : 'not_found';
-}
-
-/**
- * What a key may do when it is made without scopes, and what the migration gave every key made
- * before keys had scopes: all that any key could do then. A scope added later is granted only when named.
- */
-export const DEFAULT_SCOPES: readonly string[] = ['orders:read', 'orders:cancel'];
-
-/** A key's scopes as stored: separated by spaces, as OAuth 2 writes a scope list (RFC 6749 §3.3). */
-const storedScopes = (scopes: readonly string[]): string => scopes.join(' ');
-
-/** The values of KEY_SQL.create for a new key, its creation time `at`. */
-export function newKeyValues(name: string, keyHash: string, at: string, key: NewKey): unknown[] {
-  return [name, keyHash, at, key.expiresAt ?? null, storedScopes(key.scopes ?? DEFAULT_SCOPES), key.rateLimit ?? null];
-}
-
-/** The values of KEY_SQL.update for the changes `changes` gives. */
-export function keyUpdateValues(name: string, changes: KeyChanges): unknown[] {
-  const expires = changes.expiresAt !== undefined;
-  const limits = changes.rateLimit !== undefined;
-  return [
-    expires ? 1 : 0,
-    expires ? changes.expiresAt : null,
-    changes.scopes === undefined ? null : storedScopes(changes.scopes),
-    limits ? 1 : 0,
-    limits ? changes.rateLimit : null,
-    name,
-  ];
-}
-
-/** A row of KEY_SQL.list as operators see it. */
-export function keyInfoOf(row: Omit<KeyInfo, 'scopes'> & { scopes: string }): KeyInfo {
-  return { ...row, scopes: row.scopes.split(' ').filter((scope) => scope !== '') };
-}
-
-/**
- * What counting a request found, the same in every store: admitted, with the windows its count
- * answered (rateSql's `count`); else refused, with the windows as `read` answers them then: at
- * once when `read` answers at once.
- */
-export function rateCountOf(
-  keyName: string,
-  counted: Record<string, unknown> | undefined,
-  read: () => Record<string, unknown> | undefined,
-): RateCount;
-export function rateCountOf(
-  keyName: string,
-  counted: Record<string, unknown> | undefined,
-  read: () => MaybePromise<Record<string, unknown> | undefined>,
-): MaybePromise<RateCount>;
-export function rateCountOf(
-  keyName: string,
-  counted: Record<string, unknown> | undefined,
-  read: () => MaybePromise<Record<string, unknown> | undefined>,
-): MaybePromise<RateCount> {
-  if (counted !== undefined) return { admitted: true, windows: rateWindowsOf(counted) };
-  return andThen(read(), (row) => {
-    if (row === undefined) throw new StoreInvariantError(`the count of key "${keyName}" refused a request but has no row`);
-    return { admitted: false, windows: rateWindowsOf(row) };
-  });
-}
-
-/** What creating a key raised, as the store reports it: a taken name is DuplicateKeyNameError, anything else as it is. */
-export function keyCreationError(err: unknown, name: string, dialect: Dialect): unknown {
-  return dialect.uniqueViolation(err) === 'api_keys.name' ? new DuplicateKeyNameError(`a key named "${name}" already exists`) : err;
-}
-
-/**
  * The store's cursor secret, made on first use the same way in every store: read it; if there is
  * none yet, offer a random one, which sticks only if no other process set one first; read again.
  */
@@ -176,25 +77,4 @@ export async function* importBatches(records: ImportRecords): AsyncGenerator<rea
     return;
   }
   for await (const item of records) yield Array.isArray(item) ? item : [item];
-}
-
-/**
- * What a kept Idempotency-Key record says to a placement with `fingerprint`: the first answer
- * again, or that the key was used with another body.
- */
-export function keptOutcome(record: { fingerprint: string; answer: string }, fingerprint: string): PlaceOutcome {
-  return record.fingerprint === fingerprint ? { outcome: 'replayed', answer: record.answer } : { outcome: 'reused' };
-}
-
-/**
- * A placed order's values after its id, as PLACEMENT_SQL.order takes them: pet, quantity, ship date,
- * ship instant, the time `at`, and `complete` false as the store writes it.
- */
-export function placedOrderValues(order: NewOrder, at: string, notComplete: 0 | false): unknown[] {
-  return [order.petId, order.quantity, order.shipDate, instantKey(order.shipDate), at, notComplete];
-}
-
-/** The record a placement of `order` under id `id` made: pending and not complete. */
-export function placedRecord(id: number, order: NewOrder): OrderRecord {
-  return { id, petId: order.petId, quantity: order.quantity, shipDate: order.shipDate, complete: false, status: 'pending' };
 }

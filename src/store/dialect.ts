@@ -68,12 +68,29 @@ export function statement(text: string, values: readonly unknown[] = []): Statem
 /** A row, column by column. */
 export type Row = Record<string, unknown>;
 
-/** One connection, as the shared algorithms drive it. */
-export interface Connection {
+/** What the shared algorithms' statements run on: a connection, or a pool's next free one. */
+export interface Queryable {
   /** Runs a statement; answers nothing. */
   run(statement: Statement): MaybePromise<void>;
   /** Runs a statement; answers its rows. */
   rows(statement: Statement): MaybePromise<Row[]>;
+  /**
+   * Runs `writes` in order, then `read` (when given), as one step: answers `read`'s rows. A
+   * database where a statement costs a round trip runs them as one statement (PostgreSQL's
+   * data-modifying WITH); without this, they run one by one.
+   */
+  fused?(writes: readonly Statement[], read: Statement | undefined): MaybePromise<Row[] | undefined>;
+}
+
+/** A queryable that answers at once (better-sqlite3), so that what it drives can be synchronous too. */
+export interface SyncQueryable extends Queryable {
+  run(statement: Statement): void;
+  rows(statement: Statement): Row[];
+  fused?: undefined;
+}
+
+/** One connection, as the shared algorithms drive it. */
+export interface Connection extends Queryable {
   /**
    * Runs `body` in one write transaction that no other process's such transaction overlaps (SQLite's
    * immediate transaction; PostgreSQL's advisory lock `lock`, held to the commit), committed when
@@ -83,14 +100,19 @@ export interface Connection {
 }
 
 /** A connection that answers at once (better-sqlite3), so that what it drives can be synchronous too. */
-export interface SyncConnection extends Connection {
+export interface SyncConnection extends Connection, SyncQueryable {
   run(statement: Statement): void;
   rows(statement: Statement): Row[];
+  fused?: undefined;
   exclusively<T>(lock: bigint, body: () => T): T;
 }
 
-/** One step a shared algorithm asks its connection to take: `rows` answers the rows, `run` nothing. */
-export type Step = { readonly rows: Statement } | { readonly run: Statement };
+/**
+ * One step a shared algorithm asks its connection to take: `rows` answers the rows, `run` nothing;
+ * `writes` runs its statements in order and then answers `then`'s rows, if it is given (Queryable.fused).
+ */
+export type Step =
+  { readonly rows: Statement } | { readonly run: Statement } | { readonly writes: readonly Statement[]; readonly then?: Statement };
 
 /** The shared algorithms are generators of steps, so that one algorithm serves every connection. */
 export type Steps<T> = Generator<Step, T, Row[] | undefined>;
@@ -100,18 +122,33 @@ export type Steps<T> = Generator<Step, T, Row[] | undefined>;
  * on a synchronous connection, and on any other as far as it can before the first promise. The
  * one driver of every step generator (migrations, the import's publish) on every dialect.
  */
-export function drive<T>(steps: Steps<T>, connection: SyncConnection): T;
-export function drive<T>(steps: Steps<T>, connection: Connection): MaybePromise<T>;
-export function drive<T>(steps: Steps<T>, connection: Connection): MaybePromise<T> {
+export function drive<T>(steps: Steps<T>, connection: SyncQueryable): T;
+export function drive<T>(steps: Steps<T>, connection: Queryable): MaybePromise<T>;
+export function drive<T>(steps: Steps<T>, connection: Queryable): MaybePromise<T> {
   const go = (answer: Row[] | undefined): MaybePromise<T> => {
     let next = steps.next(answer);
     while (!next.done) {
-      const step = next.value;
-      const taken = 'rows' in step ? connection.rows(step.rows) : andThen(connection.run(step.run), () => undefined);
+      const taken = take(next.value, connection);
       if (taken instanceof Promise) return andThen(taken, go);
       next = steps.next(taken);
     }
     return next.value;
   };
   return go(undefined);
+}
+
+/** One step on a connection: its answer, at once when the connection answers at once. */
+function take(step: Step, connection: Queryable): MaybePromise<Row[] | undefined> {
+  if ('rows' in step) return connection.rows(step.rows);
+  if ('run' in step) return andThen(connection.run(step.run), () => undefined);
+  if (connection.fused !== undefined) return connection.fused(step.writes, step.then);
+  const { writes, then } = step;
+  const from = (left: readonly Statement[]): MaybePromise<Row[] | undefined> => {
+    for (const [i, write] of left.entries()) {
+      const ran = connection.run(write);
+      if (ran instanceof Promise) return ran.then(() => from(left.slice(i + 1)));
+    }
+    return then === undefined ? undefined : connection.rows(then);
+  };
+  return from(writes);
 }

@@ -22,15 +22,6 @@ export function createdEventsSql(id: string, at: string, from: string, table?: s
   return insertEventsSql(`SELECT 'order.created', ${id}, status, complete, ${at} ${from}`, table);
 }
 
-/** One event, written in the same transaction as its change: `$1` type, `$2` order id, `$3` status, `$4` complete, `$5` time. */
-export const INSERT_EVENT_SQL = insertEventsSql('VALUES ($1, $2, $3, $4, $5)');
-
-/** The event a move of a pending order writes, and the status and `complete` it leaves (shipping fulfils the order). */
-export const MOVE_EVENTS = {
-  cancelled: { type: 'order.cancelled', status: null, complete: null },
-  shipped: { type: 'order.shipped', status: 'shipped', complete: true },
-} as const satisfies Record<string, { type: OrderEventType; status: OrderStatus | null; complete: boolean | null }>;
-
 /**
  * An event row as the stores read it, in array mode: position, type, order id, time, the status it
  * left (null for order.cancelled), then the order's unchanging columns and the `complete` it left

@@ -6,6 +6,7 @@ export type {
   KeyChanges,
   KeyInfo,
   KeyMatch,
+  KeyPolicies,
   NewKey,
   RateCount,
   RateWindow,
@@ -37,7 +38,7 @@ export {
   StoreUnavailableError,
 } from './errors';
 export { openSqliteStore } from './sqlite/store';
-export { DEFAULT_SCOPES, rowToRecord } from './core';
+export { rowToRecord } from './core';
 export type { SqliteStoreOptions } from './sqlite/store';
 export { openPostgresStore, openStore, storeLocation } from './open';
 export type { PostgresStoreOptions } from './postgres/store';

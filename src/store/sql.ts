@@ -1,6 +1,4 @@
-import { RATE_UNITS, type RateUnit } from '../rate-policy';
-import { PRUNE_BATCH } from './events';
-import type { OrderStatus, PageRequest, RateWindows } from './types';
+import type { OrderStatus, PageRequest } from './types';
 
 // Every statement the stores share, written once with `$1, $2, …` placeholders (each dialect
 // takes them through its `placeholders`). `visible` is a store's own condition on the orders it may
@@ -84,119 +82,13 @@ export function petExistsSql(visible: readonly string[] = []): string {
 }
 
 /**
- * The move of a pending order to cancelled or shipped, with its timestamp, in every store: one
- * conditional update, so that of concurrent moves of one order exactly one happens. `$1` is the
- * time, `$2` the id. Shipping fulfils an order, so a shipped order is complete.
+ * The conditional update of a move, in every store: `$1` is the time, `$2` the id; `visible` is the
+ * store's condition on the orders it may touch (src/store/sql.ts).
  */
 export function movePendingSql(to: 'cancelled' | 'shipped', visible: readonly string[] = []): string {
   const set = to === 'cancelled' ? `status = 'cancelled', cancelled_at = $1` : `status = 'shipped', shipped_at = $1, complete = TRUE`;
   return `UPDATE orders SET ${set} WHERE ${where(['id = $2', `status = 'pending'`, ...visible])}`;
 }
-
-/** The API-key statements. */
-export const KEY_SQL = {
-  create: 'INSERT INTO api_keys (name, key_hash, created_at, expires_at, scopes, rate_limit) VALUES ($1, $2, $3, $4, $5, $6)',
-  list: `SELECT name, scopes, rate_limit AS "rateLimit", created_at AS "createdAt", expires_at AS "expiresAt", revoked_at AS "revokedAt",
-    previous_until AS "previousUntil"
-    FROM api_keys ORDER BY id`,
-  revoke: 'UPDATE api_keys SET revoked_at = $1 WHERE name = $2 AND revoked_at IS NULL',
-  /**
-   * Changes the active key named `$6`: its expiry to `$2` when `$1` is 1 (null: none), its scopes to
-   * `$3` unless null, its rate limit to `$5` when `$4` is 1 (null: the deployment's).
-   */
-  update: `UPDATE api_keys SET expires_at = CASE WHEN $1 = 1 THEN $2 ELSE expires_at END, scopes = COALESCE($3, scopes),
-      rate_limit = CASE WHEN $4 = 1 THEN $5 ELSE rate_limit END
-    WHERE name = $6 AND revoked_at IS NULL`,
-  /**
-   * A new secret for the active key named `$3`, hash `$2`; the one it replaces keeps working until
-   * `$1`, and one replaced before is forgotten.
-   */
-  rotate: 'UPDATE api_keys SET previous_hash = key_hash, previous_until = $1, key_hash = $2 WHERE name = $3 AND revoked_at IS NULL',
-  /** Undoes a rotation to hash `$2` of the key named `$1` whose new secret nobody saw: the replaced one is the key's again. */
-  unrotate: `UPDATE api_keys SET key_hash = previous_hash, previous_hash = NULL, previous_until = NULL
-    WHERE name = $1 AND key_hash = $2 AND previous_hash IS NOT NULL`,
-  /**
-   * The key whose secret has hash `$2`, and its state at `$1`. Times are ISO 8601 UTC text of one
-   * form, so they compare as text. One index entry: what every keyed request reads.
-   */
-  find: `SELECT name, CASE WHEN revoked_at IS NOT NULL THEN 'revoked' WHEN expires_at <= $1 THEN 'expired' ELSE 'active' END AS state,
-      scopes, rate_limit AS "rateLimit" FROM api_keys WHERE key_hash = $2`,
-  /**
-   * The key whose replaced secret has hash `$3`, and its state at `$1` (`$2` the same): refused as a
-   * revoked key once its grace has ended. Read only when `find` found nothing: an old secret in its
-   * grace, or no key at all.
-   */
-  findReplaced: `SELECT name, CASE WHEN revoked_at IS NOT NULL THEN 'revoked' WHEN expires_at <= $1 THEN 'expired'
-      WHEN previous_until > $2 THEN 'active' ELSE 'revoked' END AS state, scopes, rate_limit AS "rateLimit"
-    FROM api_keys WHERE previous_hash = $3`,
-} as const;
-
-/** The units in the order key_usage's statements name them, and each one's columns' prefix. */
-const USAGE_UNITS: readonly RateUnit[] = ['s', 'min', 'h', 'day'];
-const USAGE_COLUMNS: { readonly [U in RateUnit]: string } = { s: 'second', min: 'minute', h: 'hour', day: 'day' };
-const USAGE_RETURNING = USAGE_UNITS.map((unit) => `${USAGE_COLUMNS[unit]}_start, ${USAGE_COLUMNS[unit]}_used`).join(', ');
-
-/**
- * The statements of a key's rate-limit count, with the database's clock (`clock`, whole seconds).
- * `count` counts one request of the key named `$1` in the current window of every unit, unless the
- * window of some unit already holds its quota (`$2` per second, `$3` per minute, `$4` per hour,
- * `$5` per day; a unit without a policy is given a quota never reached): one upsert, so that the
- * check and the count are one atomic step in every instance (the row's lock on PostgreSQL, the
- * write lock on SQLite), and a refused request changes nothing. It answers the windows after the
- * count and the clock's `now`, or no row when it refused; `read` then answers them as they stand.
- */
-export function rateSql(clock: string): { readonly count: string; readonly read: string } {
-  const starts = USAGE_UNITS.map((unit) => (RATE_UNITS[unit] === 1 ? clock : `${clock} - ${clock} % ${RATE_UNITS[unit]}`));
-  const columns = USAGE_UNITS.map((unit) => USAGE_COLUMNS[unit]);
-  const set = columns
-    .map(
-      (column) =>
-        `${column}_used = CASE WHEN u.${column}_start = excluded.${column}_start THEN u.${column}_used + 1 ELSE 1 END, ${column}_start = excluded.${column}_start`,
-    )
-    .join(',\n      ');
-  const room = columns.map((column, i) => `(u.${column}_start <> excluded.${column}_start OR u.${column}_used < $${i + 2})`).join(' AND ');
-  return {
-    count: `INSERT INTO key_usage AS u (key_name, ${USAGE_RETURNING})
-      VALUES ($1, ${starts.map((start) => `${start}, 1`).join(', ')})
-    ON CONFLICT (key_name) DO UPDATE SET
-      ${set}
-    WHERE ${room}
-    RETURNING ${USAGE_RETURNING}, ${clock} AS now`,
-    read: `SELECT ${USAGE_RETURNING}, ${clock} AS now FROM key_usage WHERE key_name = $1`,
-  };
-}
-
-/** The values of rateSql's `count` for the named key: its quota of each unit, or one never reached. */
-export function rateCountValues(keyName: string, quotas: Partial<Record<RateUnit, number>>): unknown[] {
-  return [keyName, ...USAGE_UNITS.map((unit) => quotas[unit] ?? Number.MAX_SAFE_INTEGER)];
-}
-
-/** A row of rateSql's statements as the windows it holds (PostgreSQL gives a BIGINT as text). */
-export function rateWindowsOf(row: Record<string, unknown>): RateWindows {
-  const at = (column: string) => Number(row[column]);
-  const window = (unit: RateUnit) => ({ start: at(`${USAGE_COLUMNS[unit]}_start`), used: at(`${USAGE_COLUMNS[unit]}_used`) });
-  return { now: at('now'), s: window('s'), min: window('min'), h: window('h'), day: window('day') };
-}
-
-/** The columns a placed order is written with, in this order: its id, then placedOrderValues' (src/store/core.ts), then its status. */
-export const PLACED_COLUMNS = 'id, pet_id, quantity, ship_date, ship_at, created_at, complete, status';
-
-/**
- * The statements of a placement (Store.placeOrder), in the order it runs them in one transaction:
- * the Idempotency-Key's record, if one is kept; the placed order, with the id the store gives it
- * (`$1`) and its ship instant; the key's record of it, over an expired one. Then its event and the
- * revision bump, as every write of an order. `$n` of `order`: id, pet, quantity, ship date, ship
- * instant, time, and `complete` false in the store's own form.
- */
-export const PLACEMENT_SQL = {
-  record: 'SELECT fingerprint, answer FROM idempotency_keys WHERE key_name = $1 AND idem_key = $2 AND created_at >= $3',
-  order: `INSERT INTO orders (${PLACED_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending')`,
-  remember: `INSERT INTO idempotency_keys (key_name, idem_key, fingerprint, order_id, answer, created_at) VALUES ($1, $2, $3, $4, $5, $6)
-    ON CONFLICT (key_name, idem_key) DO UPDATE SET
-      fingerprint = excluded.fingerprint, order_id = excluded.order_id, answer = excluded.answer, created_at = excluded.created_at`,
-  /** Up to PRUNE_BATCH records made before `$1`, per statement. */
-  prune: `DELETE FROM idempotency_keys WHERE (key_name, idem_key) IN (SELECT key_name, idem_key FROM idempotency_keys WHERE created_at < $1 LIMIT ${PRUNE_BATCH})`,
-} as const;
 
 /**
  * Every statement a store runs on orders, keys and its meta row, for the store's `visible`
@@ -213,10 +105,12 @@ export function storeSql(visible: readonly string[] = []) {
     petExists: petExistsSql(visible),
     cancel: movePendingSql('cancelled', visible),
     ship: movePendingSql('shipped', visible),
-    keys: KEY_SQL,
     page: (request: PageRequest) => pageQuery(request, visible),
   } as const;
 }
+
+/** The statements of one store's `visible` condition (storeSql). */
+export type StoreSql = ReturnType<typeof storeSql>;
 
 /**
  * The SQL of one page. Unfiltered, a page is the list from a key (listSql); for one pet, that pet's

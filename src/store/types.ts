@@ -1,4 +1,4 @@
-import type { RateUnit } from '../rate-policy';
+import type { NO_LIMIT, Policy, RateUnit } from '../rate-policy';
 import type { MaybePromise } from '../maybe-promise';
 /** Where an order is in its life; v1's Order does not show it. */
 export type OrderStatus = 'pending' | 'shipped' | 'cancelled';
@@ -111,24 +111,31 @@ export interface Placement {
   readonly order: NewOrder;
   /** Records made before this time (an ISO 8601 UTC time) have expired: their key places afresh. */
   readonly keptSince: string;
-  /** The answer to keep with the key, made from the placed order in the placement's transaction (opaque to the store). */
-  readonly answer: (order: OrderRecord) => string;
 }
 
-/** What a placement found: a new order and its answer, the first answer of a retry, another body under the key, or a placement of the key still running. */
+/**
+ * What a placement found: a new order; the order its first placement made, for a retry (as it was
+ * then: a retry is answered what the first placement was); another body under the key; or a
+ * placement of the key still running.
+ */
 export type PlaceOutcome =
-  | { readonly outcome: 'placed'; readonly answer: string }
-  | { readonly outcome: 'replayed'; readonly answer: string }
+  | { readonly outcome: 'placed'; readonly order: OrderRecord }
+  | { readonly outcome: 'replayed'; readonly order: OrderRecord }
   | { readonly outcome: 'reused' }
   | { readonly outcome: 'in_use' };
+
+/**
+ * A key's rate-limit policies: those given, `none` for no limit, or null for the deployment's
+ * (PETSTORE_RATE_LIMIT).
+ */
+export type KeyPolicies = readonly Policy[] | typeof NO_LIMIT | null;
 
 /** An API key as operators see it: never the key itself. */
 export interface KeyInfo {
   name: string;
   /** What the key may do (`orders:read`, …), in the order given. */
   scopes: string[];
-  /** Its rate-limit policies as stored, or null: the deployment's. */
-  rateLimit: string | null;
+  policies: KeyPolicies;
   createdAt: string;
   /** When the key stops working (an ISO 8601 UTC time), or null: never. */
   expiresAt: string | null;
@@ -141,10 +148,10 @@ export interface KeyInfo {
 export interface KeyMatch {
   readonly name: string;
   readonly state: 'active' | 'expired' | 'revoked';
-  /** The key's scopes as stored: separated by spaces (src/keys/scopes.ts reads them). */
-  readonly scopes: string;
-  /** Its rate-limit policies as stored (`600/min,100000/day`, or `none`); null: the deployment's. */
-  readonly rateLimit: string | null;
+  /** What the key may do. */
+  readonly scopes: ReadonlySet<string>;
+  /** Its rate-limit policies (none: no limit), or null: the deployment's. */
+  readonly policies: readonly Policy[] | null;
 }
 
 /** One window of a key's count: when it started (seconds since the epoch, by the store's clock) and the requests counted in it. */
@@ -166,10 +173,10 @@ export interface RateCount {
 export interface NewKey {
   /** When it stops working (an ISO 8601 UTC time); never when null or absent. */
   expiresAt?: string | null;
-  /** What it may do; DEFAULT_SCOPES when absent. */
-  scopes?: readonly string[];
-  /** Its rate-limit policies as stored (src/keys/rate-limit.ts); the deployment's when null or absent. */
-  rateLimit?: string | null;
+  /** What it may do. */
+  scopes: readonly string[];
+  /** Its rate-limit policies; the deployment's when null or absent. */
+  policies?: KeyPolicies;
 }
 
 /** What `updateKey` changes: each field given, and only those. */
@@ -178,8 +185,8 @@ export interface KeyChanges {
   expiresAt?: string | null;
   /** Its scopes, all of them. */
   scopes?: readonly string[];
-  /** Its rate-limit policies as stored, or null for the deployment's. */
-  rateLimit?: string | null;
+  /** Its rate-limit policies, or null for the deployment's. */
+  policies?: KeyPolicies;
 }
 
 /**
@@ -267,7 +274,7 @@ export interface Store {
    * Stores a new key's hash under a unique name, with its expiry and scopes; throws
    * DuplicateKeyNameError when the name is taken.
    */
-  createKey(name: string, keyHash: string, options?: NewKey): Promise<void>;
+  createKey(name: string, keyHash: string, key: NewKey): Promise<void>;
   /** Changes what `changes` gives of the named active key, in one statement; false when no active key has that name. */
   updateKey(name: string, changes: KeyChanges): Promise<boolean>;
   /**

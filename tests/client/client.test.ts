@@ -1,7 +1,7 @@
 import { OrdersApiError, createOrdersClient, type OrdersClient } from '../../src/client';
-import { generateKey, hashKey } from '../../src/keys';
+import { DEFAULT_SCOPES, generateKey, hashKey } from '../../src/keys';
 import { listen } from '../helpers/app';
-import { eachStore, order } from '../helpers/stores';
+import { eachStore, order, policies } from '../helpers/stores';
 import { until } from '../helpers/wait';
 
 eachStore((s) => {
@@ -170,7 +170,10 @@ eachStore((s) => {
   describe('v3', () => {
     const clientWith = async (name: string, options: { rateLimit?: string; scopes?: string[] }) => {
       const key = generateKey();
-      await s.store.createKey(name, hashKey(key), options);
+      await s.store.createKey(name, hashKey(key), {
+        scopes: options.scopes ?? DEFAULT_SCOPES,
+        policies: policies(options.rateLimit ?? null),
+      });
       return createOrdersClient({ baseUrl: `${server.url}/v3`, apiKey: key });
     };
 
@@ -252,7 +255,7 @@ eachStore((s) => {
 
     test('a placement told to wait past its budget gives up at once, and never sends sooner than Retry-After asks', async () => {
       const key = generateKey();
-      await s.store.createKey('one-a-day', hashKey(key), { scopes: ['orders:place'], rateLimit: '1/day' });
+      await s.store.createKey('one-a-day', hashKey(key), { scopes: ['orders:place'], policies: policies('1/day') });
       const sent: Array<{ at: number; status: number; retryAfter: number | undefined }> = [];
       const watched: typeof fetch = async (input, init) => {
         const response = await fetch(input, init);

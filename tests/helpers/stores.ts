@@ -4,7 +4,16 @@ import type { StoreKind } from '../../src/config';
 import { loadServedDocuments } from '../../src/contract/document';
 import { scopesOf } from '../../src/contract/scopes';
 import { generateKey, hashKey } from '../../src/keys';
-import { openPostgresStore, openSqliteStore, type ImportRecord, type ListedOrder, type OrderRecord, type Store } from '../../src/store';
+import { parsePolicies } from '../../src/rate-policy';
+import {
+  openPostgresStore,
+  openSqliteStore,
+  type KeyPolicies,
+  type ImportRecord,
+  type ListedOrder,
+  type OrderRecord,
+  type Store,
+} from '../../src/store';
 import { DATE_TIME_DIGITS, instantKeySql, shipDateRule } from '../../src/store/date-time-sql';
 import { postgresDialect } from '../../src/store/postgres/dialect';
 import { freshDatabase, sql } from './postgres';
@@ -291,4 +300,9 @@ export function freshStorePerTest(dir: string, records: ImportRecord[], use: (ma
     use({ store, key });
   });
   afterEach(() => store?.close());
+}
+
+/** A key's policies as `--rate-limit` writes them (`5/h,2/day`, `none`), or null for the deployment's. */
+export function policies(text: string | null): KeyPolicies {
+  return text === null ? null : parsePolicies('rate limit', text.split(','));
 }

@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { createApp } from '../../src/app';
-import { generateKey, hashKey } from '../../src/keys';
+import { DEFAULT_SCOPES, generateKey, hashKey } from '../../src/keys';
 import { createMetrics } from '../../src/metrics';
 import type { OperationId } from '../../src/contract/types';
 import { expectConforms } from '../helpers/contract';
@@ -82,7 +82,7 @@ eachStore((s) => {
       ['listOrders', '/v2/store/orders'],
     ] as const)('is refused once its time has come, saying so (%s, %s)', async (operationId, path) => {
       const expiring = generateKey();
-      await s.store.createKey('short-lived', hashKey(expiring), { expiresAt: '2020-01-01T00:00:00.000Z' });
+      await s.store.createKey('short-lived', hashKey(expiring), { scopes: DEFAULT_SCOPES, expiresAt: '2020-01-01T00:00:00.000Z' });
       const res = await request(await createApp({ store: s.store }))
         .get(path)
         .set('Authorization', `Bearer ${expiring}`);
@@ -96,7 +96,7 @@ eachStore((s) => {
     test('works until its expiry, and an expiry moved or removed holds from the next request', async () => {
       const expiring = generateKey();
       const later = new Date(Date.now() + 3_600_000).toISOString();
-      await s.store.createKey('short-lived', hashKey(expiring), { expiresAt: later });
+      await s.store.createKey('short-lived', hashKey(expiring), { scopes: DEFAULT_SCOPES, expiresAt: later });
       const app = await createApp({ store: s.store });
       const ask = () => request(app).get('/v1/store/orders').set('Authorization', `Bearer ${expiring}`);
 
@@ -116,7 +116,7 @@ eachStore((s) => {
     test('refusals of expired and revoked keys are counted by reason; unknown keys are not', async () => {
       const metrics = createMetrics();
       const expiring = generateKey();
-      await s.store.createKey('short-lived', hashKey(expiring), { expiresAt: '2020-01-01T00:00:00.000Z' });
+      await s.store.createKey('short-lived', hashKey(expiring), { scopes: DEFAULT_SCOPES, expiresAt: '2020-01-01T00:00:00.000Z' });
       const app = await createApp({ store: s.store, metrics });
       for (const token of [expiring, expiring, revoked, 'pso_neverissued'])
         await request(app).get('/v2/store/orders').set('Authorization', `Bearer ${token}`).expect(401);
@@ -238,7 +238,7 @@ eachStore((s) => {
 
     test('a key made without scopes may read and cancel; scopes changed hold from the next request', async () => {
       const plain = generateKey();
-      await s.store.createKey('plain', hashKey(plain));
+      await s.store.createKey('plain', hashKey(plain), { scopes: DEFAULT_SCOPES });
       const app = await createApp({ store: s.store });
       const cancel = () => request(app).delete('/v2/store/orders/1').set('Authorization', `Bearer ${plain}`);
       expect((await s.store.listKeys()).find((info) => info.name === 'plain')?.scopes).toEqual(['orders:read', 'orders:cancel']);

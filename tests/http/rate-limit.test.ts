@@ -1,11 +1,11 @@
 import request from 'supertest';
 import { createApp } from '../../src/app';
-import { generateKey, hashKey } from '../../src/keys';
+import { DEFAULT_SCOPES, generateKey, hashKey } from '../../src/keys';
 import { createMetrics } from '../../src/metrics';
 import type { Policy } from '../../src/rate-policy';
 import type { Store } from '../../src/store';
 import { expectConforms } from '../helpers/contract';
-import { eachStore, order } from '../helpers/stores';
+import { eachStore, order, policies } from '../helpers/stores';
 
 const SPENT = { code: 'service_unavailable', message: "The API key's rate limit has been reached", status: 503 };
 
@@ -13,7 +13,7 @@ eachStore((s) => {
   /** A key with these stored policies (null: the deployment's) and scopes. */
   const limitedKey = async (name: string, rateLimit: string | null, scopes?: string[], store: Store = s.store) => {
     const key = generateKey();
-    await store.createKey(name, hashKey(key), { rateLimit, ...(scopes === undefined ? {} : { scopes }) });
+    await store.createKey(name, hashKey(key), { policies: policies(rateLimit), scopes: scopes ?? DEFAULT_SCOPES });
     return key;
   };
   const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });
@@ -96,12 +96,12 @@ eachStore((s) => {
     const send = async () => (await request(app).get('/v2/store/orders').set(bearer(key))).status;
 
     expect([await send(), await send(), await send()]).toEqual([200, 200, 503]);
-    expect(await s.store.updateKey('two', { rateLimit: 'none' })).toBe(true);
+    expect(await s.store.updateKey('two', { policies: 'none' })).toBe(true);
     expect(await send()).toBe(200);
-    expect(await s.store.updateKey('two', { rateLimit: '3/h' })).toBe(true);
+    expect(await s.store.updateKey('two', { policies: policies('3/h') })).toBe(true);
     // Two were counted in this hour: the refused request was not, nor the one without a limit.
     expect([await send(), await send()]).toEqual([200, 503]);
-    expect((await s.store.listKeys()).find((info) => info.name === 'two')?.rateLimit).toBe('3/h');
+    expect((await s.store.listKeys()).find((info) => info.name === 'two')?.policies).toEqual([{ quota: 3, unit: 'h' }]);
   });
 
   test("a window ends by the store's clock, and Retry-After says when", async () => {

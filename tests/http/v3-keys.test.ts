@@ -1,16 +1,19 @@
 import request from 'supertest';
 import { createApp } from '../../src/app';
-import { generateKey, hashKey } from '../../src/keys';
+import { DEFAULT_SCOPES, generateKey, hashKey } from '../../src/keys';
 import { createMetrics } from '../../src/metrics';
 import { expectConforms } from '../helpers/contract';
-import { eachStore, order } from '../helpers/stores';
+import { eachStore, order, policies } from '../helpers/stores';
 
 // What v3 answers for a key's scope and limit: 403 insufficient_scope, 429 rate_limited, and the
 // RateLimit fields of draft-ietf-httpapi-ratelimit-headers on every counted reply, on both stores.
 eachStore((s) => {
   const keyWith = async (name: string, options: { rateLimit?: string | null; scopes?: string[] }) => {
     const key = generateKey();
-    await s.store.createKey(name, hashKey(key), options);
+    await s.store.createKey(name, hashKey(key), {
+      scopes: options.scopes ?? DEFAULT_SCOPES,
+      policies: policies(options.rateLimit ?? null),
+    });
     return { Authorization: `Bearer ${key}` };
   };
 
@@ -101,7 +104,7 @@ eachStore((s) => {
 
   test('an expired key is a 401 whose message says so', async () => {
     const key = generateKey();
-    await s.store.createKey('old', hashKey(key), { expiresAt: new Date(Date.now() - 1000).toISOString() });
+    await s.store.createKey('old', hashKey(key), { scopes: DEFAULT_SCOPES, expiresAt: new Date(Date.now() - 1000).toISOString() });
 
     const res = await request(await createApp({ store: s.store }))
       .get('/v3/store/orders')

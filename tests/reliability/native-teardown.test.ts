@@ -21,7 +21,7 @@ const [file] = process.argv.slice(-1);
   for (let round = 0; round < 5; round += 1) {
     const store = openSqliteStore(file);
     const hash = round.toString(16).padStart(64, '0');
-    await store.createKey('k' + round, hash);
+    await store.createKey('k' + round, hash, { scopes: ['orders:read'] });
     await store.importOrders([{ id: round + 1, petId: 1, quantity: 1, shipDate: '2026-12-01T10:00:00Z', complete: false }]);
     await store.pageOrders({ filter: {}, limit: 10 });
     const snapshot = await store.snapshotOrders();

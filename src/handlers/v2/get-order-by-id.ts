@@ -1,6 +1,7 @@
 import { conditionalReply } from '../../http/conditional';
 import { defineHandler } from '../../http/define-handler';
 import { andThen } from '../../maybe-promise';
+import { notFound } from '../../http/order-replies';
 import { readOrder } from '../../orders/read';
 
 /**
@@ -12,5 +13,8 @@ export const getOrderById = defineHandler(
   'getOrderById',
   ({ store }) =>
     ({ path, headers }) =>
-      andThen(readOrder(store, path.orderId), (read) => conditionalReply(read, read.order, headers['If-None-Match'])),
+      andThen(readOrder(store, path.orderId), (read) => {
+        if (read === undefined) throw notFound(path.orderId);
+        return conditionalReply(read, read.order, headers['If-None-Match']);
+      }),
 );

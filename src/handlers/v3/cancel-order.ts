@@ -1,5 +1,6 @@
 import { defineHandler } from '../../http/define-handler';
-import { cancelPending } from '../../orders/cancel';
+import { andThen } from '../../maybe-promise';
+import { cancelReply } from '../../http/order-replies';
 
 /** cancelOrder: DELETE /store/orders/{orderId}. As in v1 and v2: a pending order is cancelled, in every version's lists at once. */
 export const cancelOrder = defineHandler(
@@ -7,5 +8,5 @@ export const cancelOrder = defineHandler(
   'cancelOrder',
   ({ store }) =>
     ({ path }) =>
-      cancelPending(store, path.orderId),
+      andThen(store.cancelOrder(path.orderId), (outcome) => cancelReply(path.orderId, outcome)),
 );

@@ -1,4 +1,5 @@
 import { defineHandler } from '../../http/define-handler';
+import { shipReply } from '../../http/order-replies';
 import { shipPending } from '../../orders/ship';
 
 /** shipOrder: POST /store/orders/{orderId}/ship. A pending order shipped, with its event; 409 if shipped, 404 if unknown or cancelled. */
@@ -7,5 +8,5 @@ export const shipOrder = defineHandler(
   'shipOrder',
   ({ store }) =>
     ({ path }) =>
-      shipPending(store, path.orderId),
+      shipPending(store, path.orderId).then((shipped) => shipReply(path.orderId, shipped)),
 );

@@ -1,6 +1,6 @@
 import type { PoolClient } from 'pg';
 import { globToRegex } from '../date-time-sql';
-import type { Connection, Dialect, Row } from '../dialect';
+import type { Connection, Dialect, Queryable, Row, Statement } from '../dialect';
 import { isRecord } from '../../records';
 import pg from 'pg';
 import { errorCode, messageOf } from '../../thrown';
@@ -57,13 +57,46 @@ function leapDayInLeapYear(expr: string): string {
   return `(substr(${expr}, 6, 5) <> '02-29' OR (${year} % 4 = 0 AND (${year} % 100 <> 0 OR ${year} % 400 = 0)))`;
 }
 
+/** A pg client or pool, as the shared algorithms drive it: each step one statement, so one round trip. */
+export function postgresQueryable(client: Pick<PoolClient, 'query'>): Queryable {
+  const rows = async ({ text, values }: Statement) => (await client.query<Row>(text, [...values])).rows;
+  return {
+    run: async (statement) => void (await rows(statement)),
+    rows,
+    fused: (writes, read) => rows(fusedStatement(writes, read)),
+  };
+}
+
+/**
+ * Statements as one: each write a data-modifying WITH query, then `read` (none: a row of nothing).
+ * They share one snapshot, so `read` does not see the writes, and no write may read another's rows.
+ */
+export function fusedStatement(writes: readonly Statement[], read: Statement | undefined): Statement {
+  const values: unknown[] = [];
+  const renumbered = ({ text, values: own }: Statement): string => {
+    const offset = values.length;
+    values.push(...own);
+    return text.replace(/\$(\d+)/g, (_match, n: string) => `$${Number(n) + offset}`);
+  };
+  const withs = writes.map((write, i) => `w${i} AS (${renumbered(write)})`).join(', ');
+  const main = read === undefined ? 'SELECT 1 AS done' : renumbered(read);
+  return { text: writes.length === 0 ? main : `WITH ${withs} ${main}`, values };
+}
+
+/** A pg pool, as the shared algorithms drive it, with an unreachable database turned into StoreUnavailableError. */
+export function guardedQueryable(pool: Pick<PoolClient, 'query'>): Queryable {
+  const rows = (s: Statement) => guard(async () => (await pool.query<Row>(s.text, [...s.values])).rows);
+  return {
+    run: async (s) => void (await rows(s)),
+    rows,
+    fused: (writes, read) => rows(fusedStatement(writes, read)),
+  };
+}
+
 /** A pg client, as the shared algorithms drive it. */
 export function postgresConnection(client: PoolClient): Connection {
   return {
-    run: async ({ text, values }) => {
-      await client.query(text, [...values]);
-    },
-    rows: async ({ text, values }) => (await client.query<Row>(text, [...values])).rows,
+    ...postgresQueryable(client),
     exclusively: async (lock, body) => {
       await client.query('BEGIN');
       try {

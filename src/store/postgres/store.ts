@@ -2,66 +2,33 @@ import pg from 'pg';
 import Cursor from 'pg-cursor';
 import type { Logger } from '../../logger';
 import { silentLogger } from '../../logger';
-import {
-  cancelOutcome,
-  cursorSecretOf,
-  etagOf,
-  keptOutcome,
-  keyCreationError,
-  keyInfoOf,
-  keyUpdateValues,
-  newKeyValues,
-  placedOrderValues,
-  placedRecord,
-  prefetched,
-  rateCountOf,
-  rowToListed,
-  rowToRecord,
-  shipOutcome,
-  timestamp as now,
-} from '../core';
-import {
-  EventSignals,
-  MOVE_EVENTS,
-  comparePositions,
-  eventRowToRecord,
-  insertEventsSql,
-  laterPosition,
-  pruneInBatches,
-  type EventRow,
-} from '../events';
-import {
-  BEFORE_FIRST_ID,
-  PLACED_COLUMNS,
-  PLACEMENT_SQL,
-  rateCountValues,
-  rateSql,
-  statusSql,
-  storeSql,
-  type ListedRow,
-  type OrderRow,
-} from '../sql';
+import { etagOf, prefetched, rowToListed, rowToRecord, timestamp as now } from '../core';
+import { drive } from '../dialect';
+import { EventSignals, comparePositions, eventRowToRecord, laterPosition, pruneInBatches, type EventRow } from '../events';
+import { cancelOutcome, moveStatement, shipOutcome, MOVE_EVENTS, type Moved, type MoveTo } from '../moves';
+import { keptSteps, placementSteps, placeOrderSql, PLACEMENT_SQL } from '../placement';
+import { countSteps } from '../rates';
+import { sharedOperations } from '../shared-operations';
+import { BEFORE_FIRST_ID, storeSql, type ListedRow, type OrderRow } from '../sql';
 import { EventsExpiredError, StoreInvariantError } from '../errors';
 import type {
   CancelOutcome,
+  EventCounts,
+  EventPage,
+  EventPosition,
   ImportRecords,
-  KeyChanges,
-  KeyInfo,
-  KeyMatch,
   ListedOrder,
-  NewKey,
   OrderRecord,
-  RateCount,
   OrderSnapshot,
-  OrderStatus,
   PageRequest,
   PlaceOutcome,
   Placement,
+  RateCount,
   ShipOutcome,
+  Store,
 } from '../types';
 import type { RateUnit } from '../../rate-policy';
-import type { EventCounts, EventPage, EventPosition, Store } from '../types';
-import { guard, postgresDialect, translate } from './dialect';
+import { guard, guardedQueryable, postgresDialect, postgresQueryable, translate } from './dialect';
 import { EVENTS_CHANNEL, EVENTS_SQL, listenForEvents } from './events';
 import { importIntoPostgres } from './import';
 import { migrate } from './migrations';
@@ -73,27 +40,8 @@ const SQL = storeSql();
 const UNIQUE_VIOLATION = '23505';
 /** How many times a placement chooses its id before its failure is the request's. */
 const PLACEMENT_ATTEMPTS = 3;
-
-/**
- * A placement's key record (PLACEMENT_SQL.record's), or, when there is none, the revision bumped
- * (its row lock held to the commit): one row, whose fingerprint and answer are null without a record.
- */
-const RECORD_OR_BUMP_SQL = `WITH kept AS (${PLACEMENT_SQL.record}),
-  bumped AS (${SQL.bumpRevision} WHERE NOT EXISTS (SELECT 1 FROM kept) RETURNING 1)
-  SELECT k.fingerprint, k.answer FROM (SELECT 1) one LEFT JOIN kept k ON true`;
-
-/**
- * A placed order under the next id, and its order.created event: placedOrderValues' values (pet,
- * quantity, ship date, ship instant, time, complete), the id one above the largest in the table.
- */
-const PLACE_SQL = `WITH next AS (SELECT coalesce(max(id), 0) + 1 AS id FROM orders),
-  placed AS (
-    INSERT INTO orders (${PLACED_COLUMNS})
-    SELECT id, $1, $2, $3, $4, $5, $6, 'pending' FROM next RETURNING id
-  )
-  ${insertEventsSql(`SELECT 'order.created', id, 'pending', FALSE, $5 FROM placed`)} RETURNING order_id AS id`;
-/** The rate-limit count, by PostgreSQL's clock. */
-const RATE = rateSql(postgresDialect.clock);
+/** Every id a placement may take is above every order's: nothing else holds ids back here. */
+const PLACE_ORDER_SQL = placeOrderSql([]);
 
 /** Options for the PostgreSQL store. */
 export interface PostgresStoreOptions {
@@ -164,6 +112,9 @@ class PostgresStore implements Store {
 
   /** The rate-limit count's connections, once a key with a policy has been counted (openCounter()). */
   private counter: pg.Pool | undefined;
+  /** The pool's next free connection, as the shared algorithms drive it. */
+  private readonly pooled;
+  private readonly shared;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -173,7 +124,21 @@ class PostgresStore implements Store {
     private readonly poolOptions: pg.PoolConfig,
   ) {
     this.signals = new EventSignals((changed) => listenForEvents(url, logger, changed, () => this.eventHead()));
+    this.pooled = guardedQueryable(pool);
+    this.shared = sharedOperations(SQL, postgresDialect, { read: this.pooled, write: this.pooled });
   }
+
+  createKey: Store['createKey'] = (...args) => this.shared.createKey(...args);
+  updateKey: Store['updateKey'] = (...args) => this.shared.updateKey(...args);
+  rotateKey: Store['rotateKey'] = (...args) => this.shared.rotateKey(...args);
+  undoRotation: Store['undoRotation'] = (...args) => this.shared.undoRotation(...args);
+  listKeys: Store['listKeys'] = () => this.shared.listKeys();
+  revokeKey: Store['revokeKey'] = (name) => this.shared.revokeKey(name);
+  findKey: Store['findKey'] = (keyHash, at) => this.shared.findKey(keyHash, at);
+  listEtag: Store['listEtag'] = () => this.shared.listEtag();
+  hasOrders: Store['hasOrders'] = () => this.shared.hasOrders();
+  petExists: Store['petExists'] = (petId) => this.shared.petExists(petId);
+  cursorSecret: Store['cursorSecret'] = () => this.shared.cursorSecret();
 
   /** This instance committed events: its own waiting readers hear at once, other instances' by NOTIFY. */
   private committed(counts: EventCounts): void {
@@ -288,67 +253,29 @@ class PostgresStore implements Store {
     return rows.map(rowToRecord);
   }
 
-  async cursorSecret(): Promise<Buffer> {
-    return cursorSecretOf(async (sql, value) => {
-      const { rows } = await this.query<{ cursor_secret: string | null }>(sql, value === undefined ? [] : [value]);
-      return rows[0]?.cursor_secret;
-    });
-  }
-
-  async listEtag(): Promise<string> {
-    const { rows } = await this.query<{ store_id: string; revision: number }>(SQL.meta);
-    return etagOf(rows[0]);
-  }
-
-  async hasOrders(): Promise<boolean> {
-    return (await this.query(SQL.anyOrder)).rowCount === 1;
-  }
-
   async cancelOrder(id: number): Promise<CancelOutcome> {
-    const { moved, status } = await this.movePending(id, 'cancelled');
-    return cancelOutcome(moved, status);
+    return cancelOutcome(await this.movePending('cancelled', id));
   }
 
   async shipOrder(id: number): Promise<ShipOutcome> {
-    const { moved, status } = await this.movePending(id, 'shipped');
-    return shipOutcome(moved, status);
+    return shipOutcome(await this.movePending('shipped', id));
   }
 
-  /**
-   * Moves a pending order to `to` in one statement: the conditional update, its timestamp and the
-   * revision bump commit together, so concurrent moves of one order across instances give exactly
-   * one `moved`. Otherwise says the order's status (null when there is no such order).
-   */
-  private async movePending(id: number, to: 'cancelled' | 'shipped'): Promise<{ moved: boolean; status: OrderStatus | null }> {
-    const event = MOVE_EVENTS[to];
-    const { rows } = await this.query<{ moved: number; status: OrderStatus | null }>(
-      `WITH moved AS (
-         ${to === 'cancelled' ? SQL.cancel : SQL.ship} RETURNING id
-       ), bumped AS (
-         ${SQL.bumpRevision} WHERE EXISTS (SELECT 1 FROM moved)
-       ), evented AS (
-         ${insertEventsSql(`SELECT '${event.type}', id, ${event.status === null ? 'NULL' : `'${event.status}'`}, ${event.complete === null ? 'NULL' : 'TRUE'}, $1 FROM moved`)}
-       )
-       SELECT (SELECT count(*) FROM moved)::int AS moved, (${statusSql([], '$2')}) AS status`,
-      [now(), id],
-    );
-    const [row] = rows;
+  /** A move of a pending order (../moves.ts), in one statement: its own transaction, one round trip. */
+  private async movePending(to: MoveTo, id: number): Promise<Moved> {
+    const { text, values } = moveStatement(SQL, to, id, now());
+    const [row] = (await this.query<{ moved: number; status: Moved['status'] }>(text, [...values])).rows;
     if (row === undefined) throw new StoreInvariantError('a move of an order returned no row');
-    if (row.moved === 1) this.committed({ [event.type]: 1 });
+    if (row.moved === 1) this.committed({ [MOVE_EVENTS[to].type]: 1 });
     return { moved: row.moved === 1, status: row.status };
   }
 
   async placeOrder(placement: Placement): Promise<PlaceOutcome> {
     // A key whose record is kept is answered from it at once, without a transaction or the key's
     // lock: a retry costs one read, and retries of a placed key never wait on one another.
-    const kept = await this.query<{ fingerprint: string; answer: string }>(PLACEMENT_SQL.record, [
-      placement.keyName,
-      placement.idempotencyKey,
-      placement.keptSince,
-    ]);
-    const record = kept.rows[0];
-    if (record !== undefined) return keptOutcome(record, placement.fingerprint);
-    // An import committing orders meanwhile can take the id this placement chose: it is chosen again.
+    const kept = await drive(keptSteps(placement), this.pooled);
+    if (kept !== undefined) return kept;
+    // An import's COPY commits ids this placement's statements could not see: its id is chosen again.
     for (let attempt = 1; ; attempt += 1) {
       try {
         const outcome = await this.placeOnce(placement);
@@ -366,48 +293,23 @@ class PostgresStore implements Store {
   }
 
   /**
-   * One attempt at a placement, in one transaction on one connection. The key's advisory lock
-   * (held to the commit) makes a second placement of the same key, in any instance, `in_use` at
-   * once instead of waiting for the first; the key's record is read again once the lock is held,
-   * for a first placement that committed since the read before it. The revision's row lock (every
-   * write of orders takes it) makes the id read after it above every committed order's.
+   * One attempt at a placement (../placement.ts), in one transaction on one connection. Its claim
+   * is the key's advisory lock, held to the commit, which makes a second placement of the same key,
+   * in any instance, `in_use` at once instead of waiting for the first.
    */
   private async placeOnce(placement: Placement): Promise<PlaceOutcome> {
-    const { keyName, idempotencyKey, fingerprint, order } = placement;
     const client = await guard(() => this.pool.connect());
     let broken = false;
     try {
       await client.query('BEGIN');
-      const locked = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock(hashtext($1), hashtext($2)) AS locked', [
-        keyName,
-        idempotencyKey,
-      ]);
-      if (locked.rows[0]?.locked !== true) {
-        await client.query('ROLLBACK');
-        return { outcome: 'in_use' };
-      }
-      // The key's record read again, now that the lock is held, and the revision bumped unless it
-      // is there: one statement.
-      const kept = await client.query<{ fingerprint: string | null; answer: string | null }>(RECORD_OR_BUMP_SQL, [
-        keyName,
-        idempotencyKey,
-        placement.keptSince,
-      ]);
-      const record = kept.rows[0];
-      if (record?.fingerprint != null && record.answer != null) {
-        await client.query('ROLLBACK');
-        return keptOutcome({ fingerprint: record.fingerprint, answer: record.answer }, fingerprint);
-      }
-      // One statement for the order and its event, begun once the revision's lock is held, so that
-      // its snapshot holds every order committed before.
-      const at = now();
-      const placed = await client.query<{ id: number }>(PLACE_SQL, placedOrderValues(order, at, false));
-      const id = placed.rows[0]?.id;
-      if (id === undefined) throw new StoreInvariantError('a placement inserted no order');
-      const answer = placement.answer(placedRecord(id, order));
-      await client.query(PLACEMENT_SQL.remember, [keyName, idempotencyKey, fingerprint, id, answer, at]);
-      await client.query('COMMIT');
-      return { outcome: 'placed', answer };
+      const claim = 'SELECT pg_try_advisory_xact_lock(hashtext($1), hashtext($2)) AS claimed';
+      const claimed = await client.query<{ claimed: boolean }>(claim, [placement.keyName, placement.idempotencyKey]);
+      const outcome =
+        claimed.rows[0]?.claimed === true
+          ? await drive(placementSteps(placement, now(), { placeOrder: PLACE_ORDER_SQL }), postgresQueryable(client))
+          : ({ outcome: 'in_use' } as const);
+      await client.query(outcome.outcome === 'placed' ? 'COMMIT' : 'ROLLBACK');
+      return outcome;
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
       const translated = translate(err);
@@ -479,49 +381,9 @@ class PostgresStore implements Store {
     }
   }
 
-  async petExists(petId: number): Promise<boolean> {
-    return (await this.query(SQL.petExists, [petId])).rowCount === 1;
-  }
-
-  async createKey(name: string, keyHash: string, key: NewKey = {}): Promise<void> {
-    try {
-      await this.query(SQL.keys.create, newKeyValues(name, keyHash, now(), key));
-    } catch (err) {
-      throw keyCreationError(err, name, postgresDialect);
-    }
-  }
-
-  async listKeys(): Promise<KeyInfo[]> {
-    const { rows } = await this.query<Parameters<typeof keyInfoOf>[0]>(SQL.keys.list);
-    return rows.map(keyInfoOf);
-  }
-
-  async revokeKey(name: string): Promise<boolean> {
-    return (await this.query(SQL.keys.revoke, [now(), name])).rowCount === 1;
-  }
-
-  async updateKey(name: string, changes: KeyChanges): Promise<boolean> {
-    return (await this.query(SQL.keys.update, keyUpdateValues(name, changes))).rowCount === 1;
-  }
-
-  async rotateKey(name: string, keyHash: string, graceUntil: string): Promise<boolean> {
-    return (await this.query(SQL.keys.rotate, [graceUntil, keyHash, name])).rowCount === 1;
-  }
-
-  async undoRotation(name: string, keyHash: string): Promise<boolean> {
-    return (await this.query(SQL.keys.unrotate, [name, keyHash])).rowCount === 1;
-  }
-
-  async findKey(keyHash: string, at: string): Promise<KeyMatch | null> {
-    const current = (await this.query<KeyMatch>(SQL.keys.find, [at, keyHash])).rows[0];
-    return current ?? (await this.query<KeyMatch>(SQL.keys.findReplaced, [at, at, keyHash])).rows[0] ?? null;
-  }
-
   async countRequest(keyName: string, quotas: Partial<Record<RateUnit, number>>): Promise<RateCount> {
     const counter = (this.counter ??= this.openCounter());
-    const query = async (text: string, values: unknown[]) =>
-      (await guard(() => counter.query<Record<string, unknown>>(text, values))).rows[0];
-    return rateCountOf(keyName, await query(RATE.count, rateCountValues(keyName, quotas)), () => query(RATE.read, [keyName]));
+    return drive(countSteps(postgresDialect.clock, keyName, quotas), guardedQueryable(counter));
   }
 
   /**

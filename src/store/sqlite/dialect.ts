@@ -45,9 +45,21 @@ export function sqlitePlaceholders(sql: string): string {
   });
 }
 
-/** A better-sqlite3 connection, as the shared algorithms drive it: every step answered at once. */
+/**
+ * A better-sqlite3 connection, as the shared algorithms drive it: every step answered at once.
+ * Each statement with values is prepared once per connection (`prepared`), as a request's steps
+ * run again and again.
+ */
 export function sqliteConnection(db: Database.Database): SyncConnection {
-  const prepare = ({ text }: Statement) => db.prepare<unknown[], Row>(sqlitePlaceholders(text));
+  const prepared = new Map<string, Database.Statement<unknown[], Row>>();
+  const prepare = ({ text }: Statement) => {
+    let made = prepared.get(text);
+    if (made === undefined) {
+      made = db.prepare<unknown[], Row>(sqlitePlaceholders(text));
+      prepared.set(text, made);
+    }
+    return made;
+  };
   return {
     run: (statement) => {
       // A statement without values may be several (a migration); one with values is one.

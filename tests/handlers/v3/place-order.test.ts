@@ -158,14 +158,13 @@ eachStore((s) => {
         idempotencyKey: 'old',
         fingerprint: 'f',
         order: NEW,
-        answer: (placed: { id: number }) => String(placed.id),
       };
       const first = await s.store.placeOrder({ ...placement, keptSince: '2000-01-01T00:00:00.000Z' });
       const kept = await s.store.placeOrder({ ...placement, keptSince: '2000-01-01T00:00:00.000Z' });
       const expired = await s.store.placeOrder({ ...placement, keptSince: '2999-01-01T00:00:00.000Z' });
 
       expect(first.outcome).toBe('placed');
-      expect(kept).toEqual({ outcome: 'replayed', answer: first.outcome === 'placed' ? first.answer : '' });
+      expect(kept).toEqual({ outcome: 'replayed', order: first.outcome === 'placed' ? first.order : undefined });
       expect(expired.outcome).toBe('placed');
       expect(await countOrders()).toBe(2);
       expect(await s.store.pruneIdempotencyKeys('2999-01-01T00:00:00.000Z')).toBe(1);

@@ -1,4 +1,5 @@
-import { KEY_SQL } from '../../../src/store/sql';
+import { DEFAULT_SCOPES } from '../../../src/keys';
+import { KEY_SQL } from '../../../src/store/keys';
 import { sqlitePlaceholders } from '../../../src/store/sqlite/dialect';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -101,7 +102,7 @@ test('cancels arriving together commit together, each with its own outcome', asy
 test('a cancel of an order that is not pending, and a key check, are answered at once; a pending order waits for its commit', async () => {
   const store = openSqliteStore(file());
   await store.importOrders([order({ id: 1 }), order({ id: 2, status: 'shipped' })]);
-  await store.createKey('ops', 'f'.repeat(64));
+  await store.createKey('ops', 'f'.repeat(64), { scopes: DEFAULT_SCOPES });
 
   expect(store.cancelOrder(404)).toBe('not_found');
   expect(store.cancelOrder(2)).toBe('shipped');
@@ -109,8 +110,8 @@ test('a cancel of an order that is not pending, and a key check, are answered at
   expect(store.findKey('f'.repeat(64), now)).toEqual({
     name: 'ops',
     state: 'active',
-    scopes: 'orders:read orders:cancel',
-    rateLimit: null,
+    scopes: new Set(['orders:read', 'orders:cancel']),
+    policies: null,
   });
   expect(store.findKey('0'.repeat(64), now)).toBeNull();
   const pending = store.cancelOrder(1);

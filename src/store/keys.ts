@@ -1,0 +1,139 @@
+import { formatPolicies, parsePolicies, NO_LIMIT, type Policy } from '../rate-policy';
+import { statement, type Dialect, type Row, type Steps } from './dialect';
+import { DuplicateKeyNameError, StoreInvariantError } from './errors';
+import type { KeyChanges, KeyInfo, KeyMatch, KeyPolicies, NewKey } from './types';
+
+// API keys as every store keeps them: the statements, the one lookup of a request's key, and the
+// stored forms of scopes and policies, which go no further than this file.
+
+/** The API-key statements. */
+export const KEY_SQL = {
+  create: 'INSERT INTO api_keys (name, key_hash, created_at, expires_at, scopes, rate_limit) VALUES ($1, $2, $3, $4, $5, $6)',
+  list: `SELECT name, scopes, rate_limit AS "rateLimit", created_at AS "createdAt", expires_at AS "expiresAt", revoked_at AS "revokedAt",
+    previous_until AS "previousUntil"
+    FROM api_keys ORDER BY id`,
+  revoke: 'UPDATE api_keys SET revoked_at = $1 WHERE name = $2 AND revoked_at IS NULL',
+  /**
+   * Changes the active key named `$6`: its expiry to `$2` when `$1` is 1 (null: none), its scopes to
+   * `$3` unless null, its rate limit to `$5` when `$4` is 1 (null: the deployment's).
+   */
+  update: `UPDATE api_keys SET expires_at = CASE WHEN $1 = 1 THEN $2 ELSE expires_at END, scopes = COALESCE($3, scopes),
+      rate_limit = CASE WHEN $4 = 1 THEN $5 ELSE rate_limit END
+    WHERE name = $6 AND revoked_at IS NULL`,
+  /**
+   * A new secret for the active key named `$3`, hash `$2`; the one it replaces keeps working until
+   * `$1`, and one replaced before is forgotten.
+   */
+  rotate: 'UPDATE api_keys SET previous_hash = key_hash, previous_until = $1, key_hash = $2 WHERE name = $3 AND revoked_at IS NULL',
+  /** Undoes a rotation to hash `$2` of the key named `$1` whose new secret nobody saw: the replaced one is the key's again. */
+  unrotate: `UPDATE api_keys SET key_hash = previous_hash, previous_hash = NULL, previous_until = NULL
+    WHERE name = $1 AND key_hash = $2 AND previous_hash IS NOT NULL`,
+  /**
+   * The key whose secret has hash `$2`, and its state at `$1`. Times are ISO 8601 UTC text of one
+   * form, so they compare as text. One index entry: what every keyed request reads.
+   */
+  find: `SELECT name, CASE WHEN revoked_at IS NOT NULL THEN 'revoked' WHEN expires_at <= $1 THEN 'expired' ELSE 'active' END AS state,
+      scopes, rate_limit AS "rateLimit" FROM api_keys WHERE key_hash = $2`,
+  /**
+   * The key whose replaced secret has hash `$3`, and its state at `$1` (`$2` the same): refused as a
+   * revoked key once its grace has ended. Read only when `find` found nothing: an old secret in its
+   * grace, or no key at all.
+   */
+  findReplaced: `SELECT name, CASE WHEN revoked_at IS NOT NULL THEN 'revoked' WHEN expires_at <= $1 THEN 'expired'
+      WHEN previous_until > $2 THEN 'active' ELSE 'revoked' END AS state, scopes, rate_limit AS "rateLimit"
+    FROM api_keys WHERE previous_hash = $3`,
+} as const;
+
+/**
+ * The key with secret hash `keyHash` and its state at `at`, or null: by its current secret, else by
+ * the one its last rotation replaced (in its grace, or refused as revoked). Two index reads at most.
+ */
+export function* findKeySteps(keyHash: string, at: string): Steps<KeyMatch | null> {
+  const [current] = (yield { rows: statement(KEY_SQL.find, [at, keyHash]) }) ?? [];
+  const [found] = current !== undefined ? [current] : ((yield { rows: statement(KEY_SQL.findReplaced, [at, at, keyHash]) }) ?? []);
+  return found === undefined ? null : keyMatchOf(found);
+}
+
+/** A row of KEY_SQL.find or findReplaced as the match it is. */
+function keyMatchOf(row: Row): KeyMatch {
+  const { name, state, scopes, rateLimit } = row;
+  if (typeof name !== 'string' || (state !== 'active' && state !== 'expired' && state !== 'revoked') || typeof scopes !== 'string') {
+    throw new StoreInvariantError('a key row has no name, state or scopes');
+  }
+  const policies = policiesOf(rateLimit);
+  return { name, state, scopes: scopeSetOf(scopes), policies: policies === NO_LIMIT ? [] : policies };
+}
+
+/** The values of KEY_SQL.create for a new key, its creation time `at`. */
+export function newKeyValues(name: string, keyHash: string, at: string, key: NewKey): unknown[] {
+  return [name, keyHash, at, key.expiresAt ?? null, storedScopes(key.scopes), storedPolicies(key.policies ?? null)];
+}
+
+/** The values of KEY_SQL.update for the changes `changes` gives. */
+export function keyUpdateValues(name: string, changes: KeyChanges): unknown[] {
+  const expires = changes.expiresAt !== undefined;
+  const limits = changes.policies !== undefined;
+  return [
+    expires ? 1 : 0,
+    expires ? changes.expiresAt : null,
+    changes.scopes === undefined ? null : storedScopes(changes.scopes),
+    limits ? 1 : 0,
+    limits ? storedPolicies(changes.policies ?? null) : null,
+    name,
+  ];
+}
+
+/** A row of KEY_SQL.list as operators see it. */
+export function keyInfoOf(row: Row): KeyInfo {
+  const { name, scopes, rateLimit, createdAt, expiresAt, revokedAt, previousUntil } = row as Record<string, string | null>;
+  if (name == null || scopes == null || createdAt == null) throw new StoreInvariantError('a key row has no name, scopes or creation time');
+  return {
+    name,
+    scopes: [...scopeSetOf(scopes)],
+    policies: policiesOf(rateLimit),
+    createdAt,
+    expiresAt: expiresAt ?? null,
+    revokedAt: revokedAt ?? null,
+    previousUntil: previousUntil ?? null,
+  };
+}
+
+/** What creating a key raised, as the store reports it: a taken name is DuplicateKeyNameError, anything else as it is. */
+export function keyCreationError(err: unknown, name: string, dialect: Dialect): unknown {
+  return dialect.uniqueViolation(err) === 'api_keys.name' ? new DuplicateKeyNameError(`a key named "${name}" already exists`) : err;
+}
+
+/** A key's scopes as stored: separated by spaces, as OAuth 2 writes a scope list (RFC 6749 §3.3). */
+const storedScopes = (scopes: readonly string[]): string => scopes.join(' ');
+
+/** A key's policies as stored: `600/min,100000/day`, `none`, or NULL for the deployment's. */
+const storedPolicies = (policies: KeyPolicies): string | null => (policies === null ? null : formatPolicies(policies));
+
+/** Stored scopes as a set, parsed once per distinct list: every keyed request reads one. */
+const scopeSetOf = parsedOnce((stored) => new Set(stored.split(' ').filter((scope) => scope !== '')) as ReadonlySet<string>);
+
+/** Stored policies as what they give, parsed once per distinct text. */
+const parsedPolicies = parsedOnce((stored): readonly Policy[] | typeof NO_LIMIT => parsePolicies('rate limit', stored.split(',')));
+
+/** A stored rate_limit as the key's policies: null (the deployment's) as it is. */
+function policiesOf(stored: unknown): KeyPolicies {
+  if (stored === null || stored === undefined) return null;
+  if (typeof stored !== 'string') throw new StoreInvariantError('a key row has a rate limit that is not text');
+  return parsedPolicies(stored);
+}
+
+/** Most distinct stored texts kept parsed; past it, texts are parsed again (a store has few distinct ones). */
+const PARSED_MAX = 256;
+
+/** `parse`, with its answers kept for the first PARSED_MAX distinct texts. */
+function parsedOnce<T>(parse: (stored: string) => T): (stored: string) => T {
+  const kept = new Map<string, T>();
+  return (stored) => {
+    let value = kept.get(stored);
+    if (value === undefined) {
+      value = parse(stored);
+      if (kept.size < PARSED_MAX) kept.set(stored, value);
+    }
+    return value;
+  };
+}
