@@ -1,25 +1,19 @@
 import pg from 'pg';
-import Cursor from 'pg-cursor';
 import type { Logger } from '../../logger';
 import { silentLogger } from '../../logger';
-import { etagOf, prefetched, rowToListed, rowToRecord, timestamp as now } from '../core';
+import { rowToRecord, timestamp as now } from '../core';
 import { drive } from '../dialect';
-import { EventSignals, comparePositions, eventRowToRecord, laterPosition, pruneInBatches, type EventRow } from '../events';
+import { pruneInBatches } from '../events';
 import { cancelOutcome, moveStatement, shipOutcome, MOVE_EVENTS, type Moved, type MoveTo } from '../moves';
 import { keptSteps, placementSteps, placeOrderSql, PLACEMENT_SQL } from '../placement';
 import { countSteps } from '../rates';
 import { sharedOperations } from '../shared-operations';
-import { BEFORE_FIRST_ID, storeSql, type ListedRow, type OrderRow } from '../sql';
-import { EventsExpiredError, StoreInvariantError } from '../errors';
+import { storeSql, type OrderRow } from '../sql';
+import { StoreInvariantError } from '../errors';
 import type {
   CancelOutcome,
-  EventCounts,
-  EventPage,
-  EventPosition,
   ImportRecords,
-  ListedOrder,
   OrderRecord,
-  OrderSnapshot,
   PageRequest,
   PlaceOutcome,
   Placement,
@@ -29,7 +23,8 @@ import type {
 } from '../types';
 import type { RateUnit } from '../../rate-policy';
 import { guard, guardedQueryable, postgresDialect, postgresQueryable, translate } from './dialect';
-import { EVENTS_CHANNEL, EVENTS_SQL, listenForEvents } from './events';
+import { PostgresFeed } from './feed';
+import { openSnapshot } from './snapshot';
 import { importIntoPostgres } from './import';
 import { migrate } from './migrations';
 
@@ -100,15 +95,9 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
 /** Connections an instance opens for rate-limit counts, beside its pool, once a key with a policy is used. */
 const COUNTER_CONNECTIONS = 4;
 
-/** A row of EVENTS_SQL.read: the prune's mark, then an event, or nulls when there is none. */
-type ReadRow = [prunedTx: string, prunedSeq: number, heldBack: boolean, ...(EventRow | NoEvent)];
-type NoEvent = [null, null, null, null, null, null, null, null, null, null];
-
 class PostgresStore implements Store {
-  /** Who hears of events: this instance's commits at once, others' by NOTIFY (and a slow poll). */
-  private readonly signals: EventSignals;
-  /** Whether a NOTIFY is being sent, and whether another commit came since it was asked for. */
-  private notifying: 'idle' | 'sending' | 'again' = 'idle';
+  /** The change feed: its reads, its prune, and who hears of events. */
+  private readonly feed: PostgresFeed;
 
   /** The rate-limit count's connections, once a key with a policy has been counted (openCounter()). */
   private counter: pg.Pool | undefined;
@@ -123,7 +112,7 @@ class PostgresStore implements Store {
     /** How the pool was made, for the count's own connections. */
     private readonly poolOptions: pg.PoolConfig,
   ) {
-    this.signals = new EventSignals((changed) => listenForEvents(url, logger, changed, () => this.eventHead()));
+    this.feed = new PostgresFeed(pool, url, logger);
     this.pooled = guardedQueryable(pool);
     this.shared = sharedOperations(SQL, postgresDialect, { read: this.pooled, write: this.pooled });
   }
@@ -139,106 +128,15 @@ class PostgresStore implements Store {
   hasOrders: Store['hasOrders'] = () => this.shared.hasOrders();
   petExists: Store['petExists'] = (petId) => this.shared.petExists(petId);
   cursorSecret: Store['cursorSecret'] = () => this.shared.cursorSecret();
-
-  /** This instance committed events: its own waiting readers hear at once, other instances' by NOTIFY. */
-  private committed(counts: EventCounts): void {
-    this.signals.committed(counts);
-    // Sent after the commit, not in its transaction: a NOTIFY in the transaction would make every
-    // cancel take the database's notify lock while it commits. Commits that come while one is
-    // being sent share the next.
-    if (this.notifying !== 'idle') {
-      this.notifying = 'again';
-      return;
-    }
-    this.notifying = 'sending';
-    const send = (): void => {
-      this.pool.query(`SELECT pg_notify('${EVENTS_CHANNEL}', '')`).then(
-        () => {
-          if (this.notifying === 'again') {
-            this.notifying = 'sending';
-            send();
-          } else this.notifying = 'idle';
-        },
-        (err: unknown) => {
-          this.notifying = 'idle';
-          this.logger.warn({ err }, 'could not tell other instances of new events; their waiting readers will see them at their next look');
-        },
-      );
-    };
-    send();
-  }
-
-  /** A text that changes whenever the feed's last readable event does. */
-  private async eventHead(): Promise<string> {
-    const { tx, seq } = await this.latestEventPosition();
-    return `${tx}/${seq}`;
-  }
+  readEvents: Store['readEvents'] = (after, limit) => this.feed.read(after, limit);
+  latestEventPosition: Store['latestEventPosition'] = () => this.feed.latest();
+  watchEvents: Store['watchEvents'] = (listener) => this.feed.watch(listener);
+  onEventsWritten: Store['onEventsWritten'] = (listener) => this.feed.onWritten(listener);
+  pruneEvents: Store['pruneEvents'] = (before) => this.feed.prune(before);
+  snapshotOrders: Store['snapshotOrders'] = (prefetch = 1000) => openSnapshot(this.pool, SQL, prefetch);
 
   private query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
     return guard(() => this.pool.query<R>(text, values));
-  }
-
-  async snapshotOrders(prefetch = 1000): Promise<OrderSnapshot> {
-    return guard(async () => {
-      const client = await this.pool.connect();
-      let cursor: Cursor<ListedRow> | undefined;
-      let done = false;
-      // Gives the connection back once: ended cleanly for reuse, or destroyed after a failure.
-      const finish = async (failure?: unknown): Promise<void> => {
-        if (done) return;
-        done = true;
-        if (failure !== undefined) {
-          client.release(true);
-          return;
-        }
-        try {
-          await cursor?.close();
-          await client.query('COMMIT');
-          client.release();
-        } catch (err) {
-          client.release(err instanceof Error ? err : true);
-        }
-      };
-      try {
-        // One snapshot for the ETag and every row, however long the client takes to read them.
-        await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-        const meta = await client.query<{ store_id: string; revision: number }>(SQL.meta);
-        const etag = etagOf(meta.rows[0]);
-        // The whole list, from before the first id, with no bound (LIMIT NULL).
-        const open = client.query(new Cursor<ListedRow>(SQL.snapshot, [BEFORE_FIRST_ID, null], { rowMode: 'array' }));
-        cursor = open;
-        // Most lists fit in the first read: then the connection goes back at once.
-        const first = await open.read(prefetch + 1);
-        const whole = prefetched(etag, first, prefetch);
-        if (whole !== undefined) {
-          await finish();
-          return whole;
-        }
-        let pending: ListedRow[] = first;
-        return {
-          etag,
-          read: async (max: number): Promise<ListedOrder[]> => {
-            if (pending.length < max && !done) {
-              try {
-                const more = await open.read(max - pending.length);
-                if (more.length === 0) await finish();
-                pending = pending.concat(more);
-              } catch (err) {
-                await finish(err);
-                throw translate(err);
-              }
-            }
-            const chunk = pending.slice(0, max);
-            pending = pending.slice(max);
-            return chunk.map(rowToListed);
-          },
-          close: () => finish(),
-        };
-      } catch (err) {
-        await finish(err);
-        throw err;
-      }
-    });
   }
 
   async getOrder(id: number): Promise<OrderRecord | undefined> {
@@ -266,7 +164,7 @@ class PostgresStore implements Store {
     const { text, values } = moveStatement(SQL, to, id, now());
     const [row] = (await this.query<{ moved: number; status: Moved['status'] }>(text, [...values])).rows;
     if (row === undefined) throw new StoreInvariantError('a move of an order returned no row');
-    if (row.moved === 1) this.committed({ [MOVE_EVENTS[to].type]: 1 });
+    if (row.moved === 1) this.feed.committed({ [MOVE_EVENTS[to].type]: 1 });
     return { moved: row.moved === 1, status: row.status };
   }
 
@@ -279,7 +177,7 @@ class PostgresStore implements Store {
     for (let attempt = 1; ; attempt += 1) {
       try {
         const outcome = await this.placeOnce(placement);
-        if (outcome.outcome === 'placed') this.committed({ 'order.created': 1 });
+        if (outcome.outcome === 'placed') this.feed.committed({ 'order.created': 1 });
         return outcome;
       } catch (err) {
         if (
@@ -325,51 +223,12 @@ class PostgresStore implements Store {
     return pruneInBatches(async () => (await this.query(PLACEMENT_SQL.prune, [before])).rowCount ?? 0);
   }
 
-  async readEvents(after: EventPosition | 'oldest', limit: number): Promise<EventPage> {
-    const from = after === 'oldest' ? { tx: '0', seq: 0 } : after;
-    const { rows } = await guard(() =>
-      this.pool.query<ReadRow>({
-        text: EVENTS_SQL.read,
-        values: [from.tx, from.seq, limit],
-        rowMode: 'array',
-      }),
-    );
-    const [first] = rows;
-    if (first === undefined) throw new StoreInvariantError('store_meta has no row: the schema was not migrated');
-    const pruned = { tx: first[0], seq: first[1] };
-    if (after !== 'oldest' && comparePositions(after, pruned) < 0) {
-      throw new EventsExpiredError(`events after ${after.tx}/${after.seq} were removed`);
-    }
-    const events = rows.flatMap(([, , , ...event]) => (event[0] === null ? [] : [eventRowToRecord(event)]));
-    return { events, next: events.at(-1)?.position ?? (after === 'oldest' ? pruned : after), heldBack: first[2] };
-  }
-
-  async latestEventPosition(): Promise<EventPosition> {
-    const { rows } = await this.query<{ pruned_tx: string; pruned_seq: number; tx: string | null; seq: number | null }>(EVENTS_SQL.latest);
-    const [row] = rows;
-    if (row === undefined) throw new StoreInvariantError('store_meta has no row: the schema was not migrated');
-    const pruned = { tx: row.pruned_tx, seq: row.pruned_seq };
-    return row.tx === null || row.seq === null ? pruned : laterPosition(pruned, { tx: row.tx, seq: row.seq });
-  }
-
-  watchEvents(listener: () => void): () => void {
-    return this.signals.watch(listener);
-  }
-
-  onEventsWritten(listener: (counts: EventCounts) => void): () => void {
-    return this.signals.onWritten(listener);
-  }
-
-  async pruneEvents(before: string): Promise<number> {
-    return pruneInBatches(async () => (await this.query<{ removed: number }>(EVENTS_SQL.prune, [before])).rows[0]?.removed ?? 0);
-  }
-
   async importOrders(records: ImportRecords): Promise<number> {
     const client = await guard(() => this.pool.connect());
     let broken = false;
     try {
       const imported = await importIntoPostgres(client, records, now());
-      if (imported > 0) this.committed({ 'order.created': imported });
+      if (imported > 0) this.feed.committed({ 'order.created': imported });
       return imported;
     } catch (err) {
       const translated = translate(err);
@@ -404,7 +263,7 @@ class PostgresStore implements Store {
   }
 
   async close(): Promise<void> {
-    this.signals.stopWatching();
+    this.feed.stopWatching();
     if (this.counter !== undefined && !this.counter.ended) await this.counter.end();
     if (!this.pool.ended) await this.pool.end();
   }

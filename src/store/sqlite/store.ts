@@ -1,12 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { EventsExpiredError } from '../errors';
 import type {
   CancelOutcome,
-  EventCounts,
-  EventPage,
-  EventPosition,
   ImportRecords,
   KeyMatch,
   OrderEventType,
@@ -22,21 +18,22 @@ import type {
 } from '../types';
 import type { RateUnit } from '../../rate-policy';
 import { etagOf, prefetched, rowToRecord, timestamp as now } from '../core';
-import { drive, type SyncQueryable } from '../dialect';
-import { EventSignals, eventRowToRecord, pruneInBatches, type EventRow } from '../events';
+import { drive, type SyncConnection, type SyncQueryable } from '../dialect';
+import { pruneInBatches } from '../events';
 import { findKeySteps } from '../keys';
 import { cancelOutcome, moveSteps, shipOutcome, MOVE_EVENTS, type Moved, type MoveTo } from '../moves';
 import { keptSteps, placementSteps, placeOrderSql, PLACEMENT_SQL } from '../placement';
-import { countSteps } from '../rates';
 import { queryableThrough, sharedOperations } from '../shared-operations';
 import { BEFORE_FIRST_ID, type ListedRow, type OrderRow } from '../sql';
+import { Counter } from './counter';
 import { sqliteConnection, sqliteDialect, sqlitePlaceholders } from './dialect';
+import { SqliteFeed } from './feed';
 import { importThroughStaging } from './import';
 import { migrate } from './migrations';
-import { EVENTS_SQL, LIST_ALL_SQL, PUBLISHING_SQL, SQL, listFor } from './rows';
+import { LIST_ALL_SQL, PUBLISHING_SQL, SQL, listFor } from './rows';
 import { GroupCommit } from './group-commit';
 import { ReaderPool } from './snapshots';
-import { retryWhileBusy, withoutBusyWait, Writer } from './writer';
+import { withoutBusyWait, Writer } from './writer';
 
 /** Options for the SQLite store. */
 export interface SqliteStoreOptions {
@@ -75,27 +72,17 @@ export function openSqliteStore(file: string, options: SqliteStoreOptions = {}):
 }
 
 /**
- * How often (ms) a store that someone is waiting on looks for events that other processes (the
- * CLI, another server on the same file) committed; this process's own wake its readers at once.
- */
-const EVENT_POLL_MS = 25;
-
-/**
  * The id a placement gives its order is also above the span of an import being published, whose
  * orders are not all in the table yet, so that no import's order can take it.
  */
 const PLACE_ORDER_SQL = placeOrderSql(['SELECT max(to_id) FROM import_publishing']);
 
-/** One request to count against its key's quotas. */
-interface CountRequest {
-  readonly keyName: string;
-  readonly quotas: Partial<Record<RateUnit, number>>;
-}
-
 class SqliteStore implements Store {
   private readonly statements;
   /** The shared statements on the writer connection, each through the store's guard (reads) or its write checks (writes). */
   private readonly read: SyncQueryable;
+  /** The writer connection, as the shared algorithms drive it. */
+  private readonly connection: SyncConnection;
   private readonly shared;
   /** Moves arriving together share one transaction, and so one fsync, before any is answered. */
   private readonly moves: GroupCommit<{ to: MoveTo; id: number }, Moved>;
@@ -103,10 +90,8 @@ class SqliteStore implements Store {
   private readonly firstPage: (limit: number) => { etag: string; rows: ListedRow[] };
   /** The statement of each shape of page, prepared on first use (at most 4 × 2^4 shapes). */
   private readonly pages = new Map<string, Database.Statement<unknown[], OrderRow>>();
-  /** Who hears of events: this process's commits at once, other processes' by a poll of the feed's head. */
-  private readonly signals: EventSignals;
-  /** Requests of keys with rate limits arriving together are counted in one transaction, and so one commit. */
-  private readonly counts: GroupCommit<CountRequest, RateCount>;
+  /** The change feed: its reads, its prune, and who hears of events. */
+  private readonly feed: SqliteFeed;
   /**
    * Placements arriving together share one transaction, and so one fsync, before any is answered;
    * each runs in a savepoint of its own, so that one that fails or places nothing leaves the others.
@@ -118,8 +103,8 @@ class SqliteStore implements Store {
    * transaction then finds its record.
    */
   private readonly placing = new Set<string>();
-  /** The rate-limit count's connection, once a key with a policy has been counted (openCounter()). */
-  private counter: { db: Database.Database; countAll: (batch: readonly CountRequest[]) => RateCount[] } | undefined;
+  /** The rate-limit count: its own connection, a batch per commit. */
+  private readonly counter: Counter;
 
   constructor(
     private readonly writer: Writer,
@@ -128,7 +113,8 @@ class SqliteStore implements Store {
     private readonly openImporter: () => Database.Database,
   ) {
     const { db } = writer;
-    const connection = sqliteConnection(db);
+    const connection = (this.connection = sqliteConnection(db));
+    this.feed = new SqliteFeed(writer);
     this.read = queryableThrough(connection, (operation) => writer.guard(operation));
     this.shared = sharedOperations(SQL, sqliteDialect, { read: this.read, write: queryableThrough(connection, (op) => writer.write(op)) });
     const prepare = <P extends unknown[], R>(sql: string) => db.prepare<P, R>(sqlitePlaceholders(sql));
@@ -140,14 +126,6 @@ class SqliteStore implements Store {
       order: prepare<[number], OrderRow>(SQL.order).raw(true),
       status: prepare<[number], { status: OrderStatus }>(SQL.status),
       touch: prepare('UPDATE store_meta SET revision = revision'),
-      events: prepare<[after: number, limit: number], EventRow>(EVENTS_SQL.read).raw(true),
-      eventsPruned: prepare<[], number>(EVENTS_SQL.pruned).pluck(),
-      latestEvent: prepare<[], number>(EVENTS_SQL.latest).pluck(),
-      eventsHead: prepare<[], string>(EVENTS_SQL.head).pluck(),
-      firstKept: prepare<[string], number>(EVENTS_SQL.firstKept).pluck(),
-      pruneUpTo: prepare<[number], number | null>(EVENTS_SQL.pruneUpTo).pluck(),
-      prune: prepare<[number], never>(EVENTS_SQL.prune),
-      markPruned: prepare<[number], never>(EVENTS_SQL.markPruned),
       pruneIdempotencyKeys: prepare<[string], never>(PLACEMENT_SQL.prune),
     };
     /** Thrown to roll back a placement's savepoint that placed nothing, carrying what it found. */
@@ -173,7 +151,7 @@ class SqliteStore implements Store {
     this.placements = new GroupCommit(async (batch, since) => {
       const results = await writer.whenFree(() => placeAll.immediate(batch), since);
       const placed = results.filter((result) => 'outcome' in result && result.outcome.outcome === 'placed').length;
-      if (placed > 0) this.signals.committed({ 'order.created': placed });
+      if (placed > 0) this.feed.committed({ 'order.created': placed });
       return results;
     });
     this.firstPage = db.transaction((limit: number) => ({
@@ -188,24 +166,10 @@ class SqliteStore implements Store {
       const moved = await writer.whenFree(() => moveAll.immediate(batch), since);
       const counts: Partial<Record<OrderEventType, number>> = {};
       for (const { to, moved: yes } of moved) if (yes) counts[MOVE_EVENTS[to].type] = (counts[MOVE_EVENTS[to].type] ?? 0) + 1;
-      if (Object.keys(counts).length > 0) this.signals.committed(counts);
+      if (Object.keys(counts).length > 0) this.feed.committed(counts);
       return moved;
     });
-    this.counts = new GroupCommit((requests, since) => this.countBatch(requests, since));
-    this.signals = new EventSignals((changed) => {
-      let head = this.statements.eventsHead.get();
-      const poll = setInterval(() => {
-        try {
-          const now = writer.guard(() => this.statements.eventsHead.get());
-          if (now !== head) changed();
-          head = now;
-        } catch {
-          // A store that cannot be read now is read again at the next poll; its readers see the error.
-        }
-      }, EVENT_POLL_MS);
-      poll.unref();
-      return () => clearInterval(poll);
-    });
+    this.counter = new Counter(writer);
   }
 
   createKey: Store['createKey'] = (...args) => this.shared.createKey(...args);
@@ -218,9 +182,15 @@ class SqliteStore implements Store {
   hasOrders: Store['hasOrders'] = () => this.shared.hasOrders();
   petExists: Store['petExists'] = (petId) => this.shared.petExists(petId);
   cursorSecret: Store['cursorSecret'] = () => this.shared.cursorSecret();
+  readEvents: Store['readEvents'] = (after, limit) => this.feed.read(after, limit);
+  latestEventPosition: Store['latestEventPosition'] = () => this.feed.latest();
+  watchEvents: Store['watchEvents'] = (listener) => this.feed.watch(listener);
+  onEventsWritten: Store['onEventsWritten'] = (listener) => this.feed.onWritten(listener);
+  pruneEvents: Store['pruneEvents'] = (before) => this.feed.prune(before);
 
   findKey(keyHash: string, at: string): KeyMatch | null {
-    return drive(findKeySteps(keyHash, at), this.read);
+    // Every keyed request asks: its steps run under one guard, on the connection itself.
+    return this.writer.guard(() => drive(findKeySteps(keyHash, at), this.connection));
   }
 
   async snapshotOrders(prefetch = 1000): Promise<OrderSnapshot> {
@@ -282,43 +252,6 @@ class SqliteStore implements Store {
     return pruneInBatches(() => this.writer.whenFree(() => this.statements.pruneIdempotencyKeys.run(before).changes));
   }
 
-  readEvents(after: EventPosition | 'oldest', limit: number): EventPage {
-    return this.writer.guard(() =>
-      // One read transaction: the prune's mark and the events are of the same moment.
-      this.writer.db.transaction((): EventPage => {
-        const pruned = this.statements.eventsPruned.get() ?? 0;
-        if (after !== 'oldest' && after.seq < pruned) throw new EventsExpiredError(`events after ${after.seq} were removed`);
-        const from = after === 'oldest' ? pruned : after.seq;
-        const events = this.statements.events.all(from, limit).map(eventRowToRecord);
-        return { events, next: events.at(-1)?.position ?? { tx: '0', seq: from } };
-      })(),
-    );
-  }
-
-  latestEventPosition(): EventPosition {
-    return this.writer.guard(() => ({ tx: '0', seq: this.statements.latestEvent.get() ?? 0 }));
-  }
-
-  watchEvents(listener: () => void): () => void {
-    return this.signals.watch(listener);
-  }
-
-  onEventsWritten(listener: (counts: EventCounts) => void): () => void {
-    return this.signals.onWritten(listener);
-  }
-
-  async pruneEvents(before: string): Promise<number> {
-    const batch = this.writer.db.transaction((): number => {
-      const upTo = this.statements.pruneUpTo.get(this.statements.firstKept.get(before) ?? Number.MAX_SAFE_INTEGER) ?? null;
-      if (upTo === null) return 0;
-      const { changes } = this.statements.prune.run(upTo);
-      this.statements.markPruned.run(upTo);
-      return changes;
-    });
-    // A batch per write transaction, so that a cancel never waits long for the lock.
-    return pruneInBatches(() => this.writer.whenFree(() => batch.immediate()));
-  }
-
   async importOrders(records: ImportRecords): Promise<number> {
     // The staging transaction stays open while the records stream in, so it must not share the
     // connection that serves cancels and lists in the meantime.
@@ -326,7 +259,7 @@ class SqliteStore implements Store {
     try {
       const imported = await importThroughStaging(importer, records, now());
       this.writer.succeeded();
-      if (imported > 0) this.signals.committed({ 'order.created': imported });
+      if (imported > 0) this.feed.committed({ 'order.created': imported });
       return imported;
     } catch (err) {
       this.writer.noteFailure(err);
@@ -350,44 +283,13 @@ class SqliteStore implements Store {
   }
 
   countRequest(keyName: string, quotas: Partial<Record<RateUnit, number>>): Promise<RateCount> {
-    return this.counts.submit({ keyName, quotas });
-  }
-
-  /**
-   * Counts a batch of requests in one transaction of the counting connection: each request's
-   * statement checks and counts in turn, so the batch is as exact as one statement each. The
-   * transaction's COMMIT runs the log's automatic checkpoint (a write statement's own commit would
-   * not when better-sqlite3's get() ends it by a reset, and the log would grow without bound).
-   */
-  private countBatch(requests: readonly CountRequest[], since: number): Promise<RateCount[]> {
-    const { countAll } = this.counter ?? this.openCounter();
-    return retryWhileBusy(() => this.writer.guard(() => countAll(requests)), since, this.writer.busyTimeoutMs);
-  }
-
-  /**
-   * The rate-limit count's own connection, opened on first use. Its commits are not synced to disk
-   * (synchronous = NORMAL, in WAL mode): a counted batch costs a write to the log, not an fsync. A
-   * crash of the process loses nothing; a power cut may lose the last counts, and so admit up to a
-   * window's quota again. It never waits for a lock by sleeping (busy_timeout = 0): a batch asks
-   * again after a pause that lets the event loop run.
-   */
-  private openCounter(): NonNullable<SqliteStore['counter']> {
-    const db = new Database(this.writer.db.name);
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = NORMAL');
-    db.pragma('busy_timeout = 0');
-    const connection = sqliteConnection(db);
-    const countAll = db.transaction((batch: readonly CountRequest[]) =>
-      batch.map(({ keyName, quotas }) => drive(countSteps(sqliteDialect.clock, keyName, quotas), connection)),
-    );
-    this.counter = { db, countAll: (batch) => countAll.immediate(batch) };
-    return this.counter;
+    return this.counter.count(keyName, quotas);
   }
 
   async close(): Promise<void> {
-    this.signals.stopWatching();
+    this.feed.stopWatching();
     this.readers.close();
-    if (this.counter?.db.open) this.counter.db.close();
+    this.counter.close();
     if (this.writer.db.open) this.writer.db.close();
   }
 }
