@@ -4,7 +4,7 @@ import express from 'express';
 import type { OpenAPIV3 } from 'openapi-types';
 import { SPEC_PATH, loadDocument, specPath } from './contract/document';
 import type { ApiVersion } from './contract/types';
-import { DEFAULT_ADMISSION, DEFAULT_LIMITS, type AdmissionLimits } from './config';
+import { DEFAULT_LIMITS, serviceOptions, type ServiceOptions } from './config';
 import { ApiError } from './errors';
 import { createAdmission } from './http/admission';
 import { createDispatcher, type Dispatch } from './http/dispatcher';
@@ -18,11 +18,13 @@ import { sendReply } from './http/reply';
 import { answeredBy } from './http/request-context';
 import { silentLogger, type Logger } from './logger';
 import { createMetrics, type AuthRefusalReason, type Metrics } from './metrics';
-import type { Policy } from './rate-policy';
 import type { Store } from './store';
 
-/** Everything the app depends on, injected so that tests build a fresh app per test. */
-export interface AppDeps {
+/**
+ * Everything the app depends on, injected so that tests build a fresh app per test; the service's
+ * options (ServiceOptions, in config.ts) are given as they are, each one given or config.ts's default.
+ */
+export interface AppDeps extends Partial<ServiceOptions> {
   store: Store;
   logger?: Logger;
   /** The v1 document to serve; defaults to `spec/openapi.yaml`. */
@@ -33,22 +35,12 @@ export interface AppDeps {
   handlers?: Partial<OperationHandlers<'v1'>>;
   /** The same three for any version: its document (default: spec/documents.json's), extra modules, and replaced handlers. */
   versions?: { [V in ApiVersion]?: VersionDeps<V> };
-  /** Orders per chunk of the streamed list (default 1000). */
-  listChunkItems?: number;
   /** Largest request body accepted, in bytes (default 16 KiB). */
   maxBodyBytes?: number;
   /** Where request counts and durations go, served at /metrics (default: a registry of the app's own). */
   metrics?: Metrics;
   /** The change feed's waiting requests and retention (default: the defaults of EventFeed, on `store`). */
   feed?: EventFeed;
-  /** How many lists and pages run at once, and how long more may wait (default: DEFAULT_ADMISSION). */
-  admission?: AdmissionLimits;
-  /** The rate-limit policies of every key without its own (PETSTORE_RATE_LIMIT; default: none, no limit). */
-  rateLimit?: readonly Policy[];
-  /** The origins whose web pages may call the API (PETSTORE_CORS_ORIGINS; default: none). */
-  corsOrigins?: readonly string[];
-  /** Hours a placement's Idempotency-Key is kept (PETSTORE_IDEMPOTENCY_HOURS; default 24). */
-  idempotencyHours?: number;
 }
 
 /** What a test may give one version of the app in place of the project's own. */
@@ -79,11 +71,11 @@ const prefixOf = (path: string): string => {
  */
 export async function createApp(deps: AppDeps): Promise<express.Express> {
   const logger = deps.logger ?? silentLogger;
-  const chunkItems = deps.listChunkItems ?? 1000;
+  const service = serviceOptions(deps);
   const metrics = deps.metrics ?? createMetrics();
   const secret = await deps.store.cursorSecret();
   const feed = deps.feed ?? new EventFeed(deps.store);
-  const admission = createAdmission(deps.admission ?? DEFAULT_ADMISSION, {
+  const admission = createAdmission(service.admission, {
     onShed: (operationId) => metrics.shed(operationId),
     onRunning: (count) => metrics.admitted(count),
     onWaiting: (count) => metrics.admissionWaiting(count),
@@ -102,12 +94,10 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
     secret,
     feed,
     admission,
-    chunkItems,
+    service,
     onViolation: (operationId: string, version: ApiVersion) => metrics.violation(operationId, version),
     onDeprecatedCall: (operationId: string, version: ApiVersion) => metrics.deprecatedCall(operationId, version),
     onKeyRefused: (reason: AuthRefusalReason) => metrics.authRefusal(reason),
-    rateLimit: deps.rateLimit,
-    idempotencyHours: deps.idempotencyHours,
     onPlacement: (outcome: string) => metrics.placement(outcome),
   };
   const dispatcherOf = <V extends ApiVersion>(version: V, document: OpenAPIV3.Document): Promise<Dispatch> => {
@@ -126,7 +116,7 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
     maxBodyBytes: deps.maxBodyBytes ?? DEFAULT_LIMITS.maxBodyBytes,
     dispatch,
     isEndpoint,
-    cors: createCors(deps.corsOrigins ?? []),
+    cors: createCors(service.corsOrigins),
   });
   const served = new Map(
     [...documents].map(([version, document]) => [`/${version}/openapi.json`, Buffer.from(JSON.stringify(document), 'utf8')]),

@@ -115,6 +115,43 @@ export const DEFAULT_LIMITS: HttpLimits = Object.freeze({
 /** Hours a placement's Idempotency-Key is kept unless the deployment says otherwise (PETSTORE_IDEMPOTENCY_HOURS). */
 export const DEFAULT_IDEMPOTENCY_HOURS = 24;
 
+/** Orders per chunk of a streamed list: each chunk one read of the store and one write to the socket. */
+export const DEFAULT_LIST_CHUNK_ITEMS = 1000;
+
+/**
+ * What the service does by the deployment's choice, read once at start and handed whole to what
+ * serves requests: no layer reads one of these alone, or has a default of its own for it.
+ */
+export interface ServiceOptions {
+  /** How many lists and pages run at once, and how long more of them may wait before a 503. */
+  readonly admission: AdmissionLimits;
+  /** The rate-limit policies of every key without its own (PETSTORE_RATE_LIMIT); none: no limit. */
+  readonly rateLimit: readonly Policy[];
+  /** The origins whose web pages may call the API (PETSTORE_CORS_ORIGINS); none by default. */
+  readonly corsOrigins: readonly string[];
+  /** Hours a placement's Idempotency-Key is kept (PETSTORE_IDEMPOTENCY_HOURS); older records are removed every hour. */
+  readonly idempotencyHours: number;
+  /** Orders per chunk of a streamed list. */
+  readonly listChunkItems: number;
+}
+
+/** The service's options: those given, and this file's default for each of the others. */
+export function serviceOptions(given: Partial<ServiceOptions> = {}): ServiceOptions {
+  return {
+    admission: given.admission ?? DEFAULT_ADMISSION,
+    rateLimit: given.rateLimit ?? [],
+    corsOrigins: given.corsOrigins ?? [],
+    idempotencyHours: given.idempotencyHours ?? DEFAULT_IDEMPOTENCY_HOURS,
+    listChunkItems: given.listChunkItems ?? DEFAULT_LIST_CHUNK_ITEMS,
+  };
+}
+
+/** The service's options a configuration gives. */
+export function serviceOptionsOf(config: Config): ServiceOptions {
+  const { admission, rateLimit, corsOrigins, idempotencyHours } = config;
+  return serviceOptions({ admission, rateLimit, corsOrigins, idempotencyHours });
+}
+
 /**
  * Expensive requests (lists and pages) run at once: sixteen per core the process may use (at least
  * 16). A streamed list spends most of its time waiting for its client to read, not on a core, so a

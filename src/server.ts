@@ -3,8 +3,7 @@ import v8 from 'node:v8';
 import type { Socket } from 'node:net';
 import type { Express } from 'express';
 import { createApp } from './app';
-import { DEFAULT_IDEMPOTENCY_HOURS, DEFAULT_LIMITS, type AdmissionLimits, type HttpLimits } from './config';
-import type { Policy } from './rate-policy';
+import { DEFAULT_LIMITS, serviceOptions, type HttpLimits, type ServiceOptions } from './config';
 import { ApiError } from './errors';
 import { withAppPrototypes } from './http/app-prototypes';
 import { rawErrorResponse } from './http/error-reply';
@@ -27,14 +26,8 @@ export interface ServerOptions {
   limits?: HttpLimits;
   /** Protects GET /metrics when set. */
   metricsToken?: string | undefined;
-  /** How many lists and pages run at once, and how long more may wait (DEFAULT_ADMISSION when absent). */
-  admission?: AdmissionLimits | undefined;
-  /** The rate-limit policies of every key without its own. */
-  rateLimit?: readonly Policy[] | undefined;
-  /** The origins whose web pages may call the API (none when absent). */
-  corsOrigins?: readonly string[] | undefined;
-  /** Hours a placement's Idempotency-Key is kept (24 when absent); older records are removed every hour. */
-  idempotencyHours?: number | undefined;
+  /** What the service does by the deployment's choice (config.ts's defaults when absent). */
+  service?: ServiceOptions | undefined;
   /** The change feed's retention and bound on waiting requests (EventFeed's defaults when absent). */
   feed?: Pick<EventFeedOptions, 'retentionDays' | 'maxWaiting'>;
 }
@@ -117,6 +110,7 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Socket, last: htt
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const { store, logger } = options;
   const limits = options.limits ?? DEFAULT_LIMITS;
+  const service = options.service ?? serviceOptions();
   const logOutput = logOutputOf(logger);
   const metrics = createMetrics({ processMetrics: true, token: options.metricsToken, logDrops: logOutput && (() => logOutput.dropped) });
   const feed = new EventFeed(store, { ...options.feed, logger, onWaiting: (count) => metrics.eventWaits(count) });
@@ -127,15 +121,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     maxBodyBytes: limits.maxBodyBytes,
     metrics,
     feed,
-    admission: options.admission,
-    ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
-    ...(options.corsOrigins === undefined ? {} : { corsOrigins: options.corsOrigins }),
-    ...(options.idempotencyHours === undefined ? {} : { idempotencyHours: options.idempotencyHours }),
+    ...service,
   });
   feed.startPruning();
   // Idempotency-Key records past their hours are removed as the feed's old events are; a placement
   // ignores an expired record whether or not it has been removed yet.
-  const idempotencyHours = options.idempotencyHours ?? DEFAULT_IDEMPOTENCY_HOURS;
+  const { idempotencyHours } = service;
   const stopPruningKeys = removeHourly(idempotencyHours * 60 * 60 * 1000, (before) => store.pruneIdempotencyKeys(before), logger, {
     removed: 'removed expired Idempotency-Key records',
     failed: 'could not remove expired Idempotency-Key records; trying again later',

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import type { Readable } from 'node:stream';
 import { Command, CommanderError, Option } from 'commander';
-import { ConfigError, loadConfig, type Config } from '../config';
+import { ConfigError, loadConfig, serviceOptionsOf, type Config } from '../config';
 import {
   documentOperations,
   documentVersions,
@@ -121,10 +121,7 @@ function buildProgram(io: CliIO): Command {
         limits: cfg.limits,
         metricsToken: cfg.metricsToken,
         feed: cfg.feed,
-        admission: cfg.admission,
-        rateLimit: cfg.rateLimit,
-        corsOrigins: cfg.corsOrigins,
-        idempotencyHours: cfg.idempotencyHours,
+        service: serviceOptionsOf(cfg),
       });
       closeOnSignals(server, logger, cfg.shutdownTimeoutMs);
       // Seeded once the server listens: a key made by a server that then could not listen would

@@ -1,6 +1,7 @@
 import type { ApiVersion, OperationIdOf, VersionOperations } from '../contract/types';
 import type { MaybePromise } from '../maybe-promise';
 import type { EventFeed } from '../feed/event-feed';
+import type { ServiceOptions } from '../config';
 import type { PlaceOutcome, Store } from '../store';
 import type { SuccessReply } from './reply';
 
@@ -54,8 +55,8 @@ export type OperationHandlers<V extends ApiVersion = 'v1'> = { readonly [K in Op
 /** What a handler module builds its handler from. */
 export interface HandlerDeps<V extends ApiVersion, K extends OperationIdOf<V>> {
   readonly store: Store;
-  /** Orders per chunk of a streamed list. */
-  readonly listChunkItems: number;
+  /** What the service does by the deployment's choice: the Idempotency-Key's hours, a list's chunk. */
+  readonly service: ServiceOptions;
   /**
    * A handler that answers operation K with a mock built from the document (its example, else a
    * value generated from its schema) marked `X-Mock: true`: what a scaffolded module returns until
@@ -66,8 +67,6 @@ export interface HandlerDeps<V extends ApiVersion, K extends OperationIdOf<V>> {
   readonly secret: Buffer;
   /** The change feed's waiting requests and retention. */
   readonly feed: EventFeed;
-  /** Hours a placement's Idempotency-Key is kept (PETSTORE_IDEMPOTENCY_HOURS). */
-  readonly idempotencyHours: number;
   /** Told what each placement came to (the metrics). */
   readonly onPlacement: (outcome: PlaceOutcome['outcome']) => void;
 }

@@ -22,8 +22,8 @@ import { requestContext, startRequestContext, type RequestContext } from './requ
  *   3. limit          a body over the limit is a 413; one within it is read whole before routing
  *   4. route          an infrastructure endpoint (express's routes, in app.ts), or the contract
  *
- * and, for the contract, the dispatcher's steps (dispatcher.ts): match, read body, authenticate,
- * authorize, validate, admit, handle, check, write.
+ * and, for the contract, the dispatcher (dispatcher.ts): match, then the steps it lists (read body,
+ * authenticate, authorize, validate, admit, handle, each in steps/), then check and write.
  *
  * Anything thrown on the way becomes an Error reply in one place, error-reply.ts, which the
  * server's client errors (server.ts) share.

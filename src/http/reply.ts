@@ -23,7 +23,7 @@ type Declared<R> = R extends { headers: infer H } ? { [N in keyof H as string ex
 
 /**
  * The headers the pipeline adds to a reply, never its handler: the rate-limit fields of a key with
- * policies (authorize.ts) and the CORS origin of an allowed page (cors.ts).
+ * policies (steps/authorize.ts) and the CORS origin of an allowed page (cors.ts).
  */
 type PipelineHeaders = 'RateLimit' | 'RateLimit-Policy' | 'Access-Control-Allow-Origin';
 

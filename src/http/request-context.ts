@@ -1,6 +1,5 @@
 import type { IncomingMessage } from 'node:http';
 import type { ApiVersion } from '../contract/types';
-import type { RateLimitFields } from '../keys';
 import type { Operation } from '../openapi';
 
 /** The key that authenticated a request, as the authenticate step found it. */
@@ -26,11 +25,6 @@ export interface RequestContext {
   handledBy: string | undefined;
   /** The key that authenticated it, once one did. */
   key: RequestKey | undefined;
-  /**
-   * The RateLimit fields of every reply to it, once its key's policies counted it, where its
-   * operation declares them (authorize.ts).
-   */
-  rateLimit: RateLimitFields | undefined;
 }
 
 // A symbol-keyed slot on the request rather than a WeakMap: one property write per request, where a
@@ -53,7 +47,6 @@ export function startRequestContext(req: IncomingMessage, id: string): RequestCo
     operation: undefined,
     handledBy: undefined,
     key: undefined,
-    rateLimit: undefined,
   };
   req[CONTEXT] = context;
   return context;

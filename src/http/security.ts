@@ -12,7 +12,7 @@ export type SchemeCheck = (headers: IncomingHttpHeaders) => MaybePromise<SchemeR
 
 /**
  * What the security step found for a request: whether one of the operation's requirements is met
- * (who is asking is known; whether the key may do this is authorize.ts's question), and the key.
+ * (who is asking is known; whether the key may do this is steps/authorize.ts's question), and the key.
  */
 export interface Security {
   readonly authenticated: boolean;

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { serviceOptions } from '../../src/config';
 import os from 'node:os';
 import path from 'node:path';
 import OpenAPISchemaValidator from 'openapi-schema-validator';
@@ -107,7 +108,7 @@ describe('the precompiled OpenAPI checks', () => {
       store,
       logger: silentLogger,
       definitions: v1Handlers,
-      chunkItems: 1000,
+      service: serviceOptions(),
       secret: Buffer.alloc(32),
       feed: new EventFeed(store),
       admission: createAdmission({ limit: 4, maxWaitMs: 500, queue: 16 }),

@@ -7,8 +7,8 @@ import { orderPlacer } from '../../orders/place';
  * Idempotency-Key: a retry with the same key and body gets the first answer again; 422 for the
  * key with another body; 409 while its first placement runs (src/http/order-replies.ts).
  */
-export const placeOrder = defineHandler('v3', 'placeOrder', ({ store, idempotencyHours, onPlacement }) => {
-  const place = orderPlacer(store, idempotencyHours);
+export const placeOrder = defineHandler('v3', 'placeOrder', ({ store, service, onPlacement }) => {
+  const place = orderPlacer(store, service.idempotencyHours);
   return async ({ keyName, headers, body }) => {
     if (keyName === undefined) throw new Error('placeOrder is secured: a placement always has its API key');
     const placed = await place(keyName, headers['Idempotency-Key'], body);

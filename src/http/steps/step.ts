@@ -1,0 +1,66 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { MaybePromise } from '../../maybe-promise';
+import type { Operation } from '../../openapi';
+import type { ErrorReplies } from '../error-reply';
+import type { Reply } from '../reply';
+import type { RequestInputs } from '../request-check';
+import type { RequestContext } from '../request-context';
+import type { Security } from '../security';
+
+/** The request as the dispatcher sees it: method and raw path, percent-encoding intact. */
+export interface RoutedRequest {
+  method: string;
+  path: string;
+  query: string;
+  headers: IncomingMessage['headers'];
+  /** The request's context: its id, and what each step learns of it (the version, the operation, the key). */
+  context: RequestContext;
+  /** The request body's bytes, when there were any; parsed only for an operation that declares a body. */
+  body?: Buffer | undefined;
+}
+
+/**
+ * One request on its way through its operation's steps: what the dispatcher matched, and what each
+ * step adds for the steps after it, named by the step that adds it.
+ */
+export interface Exchange {
+  readonly request: RoutedRequest;
+  readonly res: ServerResponse;
+  /** The operation the request matched. */
+  readonly operation: Operation;
+  /** The request's method, HEAD read as GET. */
+  readonly method: string;
+  /** read body: the body the operation gets (undefined for none). */
+  body?: unknown;
+  /** authenticate: the key that authenticated the request, its scopes and policies. */
+  security?: Security;
+  /** validate: the handler's inputs, checked against the document and converted. */
+  inputs?: RequestInputs;
+}
+
+/**
+ * One step of a request: its reply, made by the step itself (a refusal) or by the steps after it
+ * (`next`), which the step may add to. At once when every step answers at once.
+ */
+export type Step = (exchange: Exchange, next: () => MaybePromise<Reply>) => MaybePromise<Reply>;
+
+/**
+ * Runs `steps` in order: each gets the rest as its `next`. Whatever a step throws, at once or later,
+ * becomes its Error reply where it is thrown, so the steps before it see a reply like any other
+ * (unwinding every step to one catch cost a small request a measurable share of its time:
+ * docs/performance.md, "Where the time goes").
+ */
+export function runSteps(steps: readonly Step[], exchange: Exchange, errors: Pick<ErrorReplies, 'thrown'>): MaybePromise<Reply> {
+  const { context } = exchange.request;
+  const from = (i: number): MaybePromise<Reply> => {
+    const step = steps[i];
+    if (step === undefined) throw new Error(`the last step of ${exchange.operation.operationId} went on to none`);
+    try {
+      const reply = step(exchange, () => from(i + 1));
+      return reply instanceof Promise ? reply.catch((err: unknown) => errors.thrown(err, context)) : reply;
+    } catch (err) {
+      return errors.thrown(err, context);
+    }
+  };
+  return from(0);
+}
