@@ -115,6 +115,9 @@ export const DEFAULT_LIMITS: HttpLimits = Object.freeze({
 /** Hours a placement's Idempotency-Key is kept unless the deployment says otherwise (PETSTORE_IDEMPOTENCY_HOURS). */
 export const DEFAULT_IDEMPOTENCY_HOURS = 24;
 
+/** The change feed: days its events are kept, and how many requests may wait for events at once. */
+export const DEFAULT_FEED = Object.freeze({ retentionDays: 30, maxWaiting: 1000 });
+
 /** Orders per chunk of a streamed list: each chunk one read of the store and one write to the socket. */
 export const DEFAULT_LIST_CHUNK_ITEMS = 1000;
 
@@ -230,8 +233,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
       queue: number(env, 'PETSTORE_ADMISSION_QUEUE', DEFAULT_ADMISSION.queue),
     }),
     feed: Object.freeze({
-      retentionDays: number(env, 'PETSTORE_EVENT_RETENTION_DAYS', 30, 1),
-      maxWaiting: number(env, 'PETSTORE_FEED_MAX_WAITING', 1000, 1),
+      retentionDays: number(env, 'PETSTORE_EVENT_RETENTION_DAYS', DEFAULT_FEED.retentionDays, 1),
+      maxWaiting: number(env, 'PETSTORE_FEED_MAX_WAITING', DEFAULT_FEED.maxWaiting, 1),
     }),
     rateLimit: Object.freeze(rateLimit(env)),
     corsOrigins: Object.freeze(corsOrigins(env)),

@@ -2,7 +2,7 @@ import { loadServedDocuments } from './contract/document';
 import type { Policy } from './rate-policy';
 import { scopesOf } from './contract/scopes';
 import { generateKey, hashKey } from './keys';
-import type { ImportRecord, Store } from './store';
+import type { ImportRecord, KeyStore, OrderImport, OrderReads } from './store';
 
 /** The orders a fresh demo store starts with: pending ones to cancel, and a shipped one that refuses. */
 const DEMO_ORDERS: readonly ImportRecord[] = [
@@ -27,7 +27,7 @@ export const DEMO_POLICIES: readonly Policy[] = [
  * with every scope the documents declare, so that every example can run with it. Returns the new
  * key (to be shown once), or null, touching nothing, when the store already has keys.
  */
-export async function seedDemo(store: Store): Promise<string | null> {
+export async function seedDemo(store: KeyStore & OrderImport & Pick<OrderReads, 'hasOrders'>): Promise<string | null> {
   if ((await store.listKeys()).length > 0) return null;
   if (!(await store.hasOrders())) await store.importOrders(DEMO_ORDERS);
   const key = generateKey();

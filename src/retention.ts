@@ -15,7 +15,7 @@ export interface RemovalLog {
  * info when there were any; a failure is logged at warn and tried again the next hour. The change
  * feed's old events and the placements' expired Idempotency-Key records are removed so.
  */
-export function removeHourly(keptMs: number, remove: (before: string) => Promise<number>, logger: Logger, log: RemovalLog): () => void {
+function removeHourly(keptMs: number, remove: (before: string) => Promise<number>, logger: Logger, log: RemovalLog): () => void {
   const run = (): void => {
     remove(new Date(Date.now() - keptMs).toISOString()).then(
       (removed) => {
@@ -28,4 +28,40 @@ export function removeHourly(keptMs: number, remove: (before: string) => Promise
   timer.unref();
   run();
   return () => clearInterval(timer);
+}
+
+/** What the service keeps for a while, and for how long. */
+export interface Retention {
+  /** Days the change feed's events are kept (PETSTORE_EVENT_RETENTION_DAYS). */
+  readonly eventDays: number;
+  /** Hours a placement's Idempotency-Key record is kept (PETSTORE_IDEMPOTENCY_HOURS). */
+  readonly idempotencyHours: number;
+}
+
+/**
+ * Removes what the service keeps past its time, now and then every hour, until the returned
+ * function is called: the change feed's events, and the placements' Idempotency-Key records (a
+ * placement ignores an expired record whether or not it has been removed yet). The one place
+ * retention runs.
+ */
+export function startRetention(
+  store: { pruneEvents(before: string): Promise<number>; pruneIdempotencyKeys(before: string): Promise<number> },
+  kept: Retention,
+  logger: Logger,
+): () => void {
+  const stops = [
+    removeHourly(kept.eventDays * 24 * HOUR_MS, (before) => store.pruneEvents(before), logger, {
+      removed: 'removed old events',
+      failed: 'could not remove old events; trying again later',
+      fields: { retentionDays: kept.eventDays },
+    }),
+    removeHourly(kept.idempotencyHours * HOUR_MS, (before) => store.pruneIdempotencyKeys(before), logger, {
+      removed: 'removed expired Idempotency-Key records',
+      failed: 'could not remove expired Idempotency-Key records; trying again later',
+      fields: { idempotencyHours: kept.idempotencyHours },
+    }),
+  ];
+  return () => {
+    for (const stop of stops) stop();
+  };
 }

@@ -10,7 +10,7 @@ import { rawErrorResponse } from './http/error-reply';
 import { logOutputOf, silentLogger, type Logger } from './logger';
 import { EventFeed, type EventFeedOptions } from './feed/event-feed';
 import { createMetrics } from './metrics';
-import { removeHourly } from './retention';
+import { startRetention } from './retention';
 import type { Store } from './store';
 
 /** Options for a listening server. */
@@ -113,7 +113,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const service = options.service ?? serviceOptions();
   const logOutput = logOutputOf(logger);
   const metrics = createMetrics({ processMetrics: true, token: options.metricsToken, logDrops: logOutput && (() => logOutput.dropped) });
-  const feed = new EventFeed(store, { ...options.feed, logger, onWaiting: (count) => metrics.eventWaits(count) });
+  const feed = new EventFeed(store, { ...options.feed, onWaiting: (count) => metrics.eventWaits(count) });
   const stopCounting = store.onEventsWritten((counts) => metrics.eventsWritten(counts));
   const app = await createApp({
     store,
@@ -123,15 +123,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     feed,
     ...service,
   });
-  feed.startPruning();
-  // Idempotency-Key records past their hours are removed as the feed's old events are; a placement
-  // ignores an expired record whether or not it has been removed yet.
-  const { idempotencyHours } = service;
-  const stopPruningKeys = removeHourly(idempotencyHours * 60 * 60 * 1000, (before) => store.pruneIdempotencyKeys(before), logger, {
-    removed: 'removed expired Idempotency-Key records',
-    failed: 'could not remove expired Idempotency-Key records; trying again later',
-    fields: { idempotencyHours },
-  });
+  const stopRetention = startRetention(store, { eventDays: feed.retentionDays, idempotencyHours: service.idempotencyHours }, logger);
   const server = createHttpServer(app, limits, logger);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -152,7 +144,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       // Requests waiting for events are answered now (an empty page, their cursor unchanged), so
       // that they do not hold the drain for the rest of their wait.
       feed.close();
-      stopPruningKeys();
+      stopRetention();
       stopCounting();
       server.closeIdleConnections();
       const timer = setTimeout(() => {

@@ -1,9 +1,7 @@
 import { ApiError } from '../errors';
-import type { Logger } from '../logger';
-import { silentLogger } from '../logger';
 import type { MaybePromise } from '../maybe-promise';
-import { removeHourly } from '../retention';
-import { EventsExpiredError, type EventPage, type Store } from '../store';
+import { DEFAULT_FEED } from '../config';
+import { EventsExpiredError, type EventLog, type EventPage } from '../store';
 
 /** How soon a waiting read looks again for events held back by an older transaction, and how seldom at most. */
 const HELD_BACK_FIRST_MS = 25;
@@ -17,30 +15,25 @@ export interface EventFeedOptions {
   maxWaiting?: number;
   /** Called with the number of waiting requests whenever it changes (for the metrics). */
   onWaiting?: (count: number) => void;
-  logger?: Logger;
 }
-
-const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
  * The change feed's side of a running server: the requests waiting for events (each holds a
- * listener on the store, never a database connection), their bound, their release at shutdown, and
- * the removal of events past their retention.
+ * listener on the store, never a database connection), their bound, their release at shutdown. Events past
+ * their retention are removed by src/retention.ts.
  */
 export class EventFeed {
   readonly retentionDays: number;
   readonly maxWaiting: number;
   private readonly releases = new Set<() => void>();
   private closed = false;
-  /** Stops the hourly removal of old events, once it runs. */
-  private stopPruning: (() => void) | undefined;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: EventLog,
     private readonly options: EventFeedOptions = {},
   ) {
-    this.retentionDays = options.retentionDays ?? 30;
-    this.maxWaiting = options.maxWaiting ?? 1000;
+    this.retentionDays = options.retentionDays ?? DEFAULT_FEED.retentionDays;
+    this.maxWaiting = options.maxWaiting ?? DEFAULT_FEED.maxWaiting;
   }
 
   /** How many requests are waiting for events now. */
@@ -136,25 +129,9 @@ export class EventFeed {
     }
   }
 
-  /** Removes the events past their retention now, then every hour until close. */
-  startPruning(): void {
-    if (this.stopPruning !== undefined || this.closed) return;
-    this.stopPruning = removeHourly(
-      this.retentionDays * DAY_MS,
-      (before) => this.store.pruneEvents(before),
-      this.options.logger ?? silentLogger,
-      {
-        removed: 'removed old events',
-        failed: 'could not remove old events; trying again later',
-        fields: { retentionDays: this.retentionDays },
-      },
-    );
-  }
-
   /** Answers every waiting request now (an empty page, its cursor unchanged), and every later one at once. */
   close(): void {
     this.closed = true;
-    this.stopPruning?.();
     for (const release of [...this.releases]) release();
   }
 }

@@ -1,5 +1,5 @@
 import type { MaybePromise } from '../maybe-promise';
-import type { KeyMatch, Store } from '../store';
+import type { KeyMatch, KeyStore } from '../store';
 import { hashKey, parseBearer } from './keys';
 import type { Policy } from '../rate-policy';
 
@@ -27,7 +27,9 @@ const failed = (err: unknown): BearerResult => ({ error: err instanceof Error ? 
  * that answers in-process answers at once, so a request's key check then takes no turn of the event
  * loop; a store that cannot be asked gives its error, never a refusal.
  */
-export function bearerCheck(store: Pick<Store, 'findKey'>): (authorization: string | string[] | undefined) => MaybePromise<BearerResult> {
+export function bearerCheck(
+  store: Pick<KeyStore, 'findKey'>,
+): (authorization: string | string[] | undefined) => MaybePromise<BearerResult> {
   return (authorization) => {
     const token = parseBearer(authorization);
     if (token === null) return { error: 'missing' };

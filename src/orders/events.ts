@@ -1,7 +1,7 @@
 import type { V2OrderEvent } from '../contract/types';
 import { ApiError } from '../errors';
 import type { EventFeed } from '../feed/event-feed';
-import type { EventPosition, OrderEventRecord, Store } from '../store';
+import type { EventLog, EventPosition, OrderEventRecord } from '../store';
 import { eventCursors } from './cursor';
 import { toV2Order } from './v2-order';
 
@@ -24,7 +24,7 @@ export interface EventPageReply {
  * to read on (never null). With `wait`, a request that finds none waits for one (EventFeed),
  * holding no database connection.
  */
-export function eventPages(store: Store, secret: Buffer, feed: EventFeed): (query: EventPageQuery) => Promise<EventPageReply> {
+export function eventPages(store: EventLog, secret: Buffer, feed: EventFeed): (query: EventPageQuery) => Promise<EventPageReply> {
   const signed = eventCursors(secret);
   return async (query) => {
     // The document gives limit and wait defaults, which the input reader applies.

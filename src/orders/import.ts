@@ -3,7 +3,7 @@ import type { ValidateFunction } from 'ajv';
 import type { OpenAPIV3 } from 'openapi-types';
 import { describeAjvError } from '../contract/validation';
 import { createContractAjv } from '../openapi';
-import { ImportConflictError, type ImportRecord, type Store } from '../store';
+import { ImportConflictError, type ImportRecord, type OrderImport } from '../store';
 import { JsonArrayError, jsonArrayBatches } from './json-array';
 
 /** An import file that cannot be imported; nothing was written. The message names the record and field. */
@@ -53,7 +53,7 @@ export type ImportProgress = (records: number) => void;
  * Throws ImportError, having written nothing, at the first bad record.
  */
 export async function importOrders(
-  store: Store,
+  store: OrderImport,
   validate: ValidateFunction<ImportRecord>,
   input: Readable | string,
   onProgress?: ImportProgress,

@@ -1,6 +1,6 @@
 import type { V2Order } from '../contract/types';
 import { instantKey } from '../date-time';
-import type { OrderFilter, Store } from '../store';
+import type { OrderFilter, OrderReads } from '../store';
 import { cursors } from './cursor';
 import { toV2Order } from './v2-order';
 
@@ -26,7 +26,11 @@ export type OrderPageReply =
  * the same however deep it is, and walking every page returns each matching order once while
  * others change. `listPath` is where the `Link` to the next page points.
  */
-export function orderPages(store: Store, secret: Buffer, listPath: string): (query: OrderPageQuery) => Promise<OrderPageReply> {
+export function orderPages(
+  store: Pick<OrderReads, 'pageOrders'>,
+  secret: Buffer,
+  listPath: string,
+): (query: OrderPageQuery) => Promise<OrderPageReply> {
   const signed = cursors(secret);
   return async (query) => {
     // The document gives limit a default, which the input reader applies.

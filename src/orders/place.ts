@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import type { V2Order } from '../contract/types';
-import type { NewOrder, PlaceOutcome, Store } from '../store';
+import type { NewOrder, PlaceOutcome, Placements } from '../store';
 import { toV2Order } from './v2-order';
 
 const HOUR_MS = 60 * 60 * 1000;
@@ -15,7 +15,7 @@ export type Placed =
  * (Store.placeOrder), whose keys are kept `keptHours`.
  */
 export function orderPlacer(
-  store: Store,
+  store: Placements,
   keptHours: number,
 ): (keyName: string, idempotencyKey: string, order: NewOrder) => Promise<Placed> {
   return async (keyName, idempotencyKey, order) => {

@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import type { V2Order } from '../contract/types';
 import { andThen, type MaybePromise } from '../maybe-promise';
-import type { Store } from '../store';
+import type { OrderReads } from '../store';
 import { toV2Order } from './v2-order';
 
 /** One order as it is now, with a weak ETag of what it says. */
@@ -15,7 +15,7 @@ export interface OrderRead {
  * order (gone for clients, as from every list). On SQLite the answer comes at once, without a turn
  * of the event loop.
  */
-export function readOrder(store: Store, id: number): MaybePromise<OrderRead | undefined> {
+export function readOrder(store: Pick<OrderReads, 'getOrder'>, id: number): MaybePromise<OrderRead | undefined> {
   return andThen(store.getOrder(id), (record) => {
     if (record === undefined) return undefined;
     const order = toV2Order(record);

@@ -1,6 +1,14 @@
 export type { OrderSnapshot } from './types';
 export type {
   Store,
+  OrderReads,
+  OrderMoves,
+  Placements,
+  OrderImport,
+  EventLog,
+  KeyStore,
+  RateCounter,
+  StoreHealth,
   ImportRecord,
   ImportRecords,
   KeyChanges,

@@ -204,8 +204,8 @@ export interface OrderSnapshot {
   close(): Promise<void>;
 }
 
-/** The one repository interface every store implements. SQL lives only behind it. */
-export interface Store {
+/** What the lists, pages and reads of one order ask of the store. */
+export interface OrderReads {
   /** Opens a snapshot of the order list; a list of up to `prefetch` orders may be read at once. */
   snapshotOrders(prefetch?: number): Promise<OrderSnapshot>;
   /**
@@ -227,6 +227,12 @@ export interface Store {
   getOrder(id: number): MaybePromise<OrderRecord | undefined>;
   /** Whether any order exists, cancelled or not. */
   hasOrders(): Promise<boolean>;
+  /** Whether an order that has not been cancelled refers to this pet. */
+  petExists(petId: number): Promise<boolean>;
+}
+
+/** The moves of a pending order. */
+export interface OrderMoves {
   /**
    * Atomically moves a pending order to cancelled. A store that answers in-process (SQLite) answers
    * at once for an order that is not pending, which needs no write; a pending order waits for its commit.
@@ -234,6 +240,10 @@ export interface Store {
   cancelOrder(id: number): MaybePromise<CancelOutcome>;
   /** Atomically moves a pending order to shipped. */
   shipOrder(id: number): Promise<ShipOutcome>;
+}
+
+/** Placing orders exactly once, and the records that make it so. */
+export interface Placements {
   /**
    * Places a new pending order, exactly once per API key and Idempotency-Key: the order, its
    * order.created event and the key's record (with the placement's answer) commit together, so a
@@ -244,12 +254,20 @@ export interface Store {
   placeOrder(placement: Placement): Promise<PlaceOutcome>;
   /** Removes the Idempotency-Key records made before `before` (an ISO 8601 UTC time); returns how many. */
   pruneIdempotencyKeys(before: string): Promise<number>;
+}
+
+/** Importing orders. */
+export interface OrderImport {
   /**
    * Inserts every record, or none if any record fails (the iterable may throw to abort).
    * Records are consumed as they come, a record or a batch at a time, so an import of any size
    * runs in bounded memory. Returns how many were inserted.
    */
   importOrders(records: ImportRecords): Promise<number>;
+}
+
+/** The change feed: its events, who hears of them, and their retention. */
+export interface EventLog {
   /**
    * Up to `limit` events committed after `after` (from the oldest kept, for 'oldest'), in the order
    * they committed, and where to read on. Throws EventsExpiredError when events after `after` have
@@ -268,8 +286,10 @@ export interface Store {
   onEventsWritten(listener: (counts: EventCounts) => void): () => void;
   /** Removes the events that occurred before `before` (an ISO 8601 UTC time); returns how many. */
   pruneEvents(before: string): Promise<number>;
-  /** Whether an order that has not been cancelled refers to this pet. */
-  petExists(petId: number): Promise<boolean>;
+}
+
+/** API keys as operators manage them, and the lookup of a request's key (parsed scopes and policies, never stored text). */
+export interface KeyStore {
   /**
    * Stores a new key's hash under a unique name, with its expiry and scopes; throws
    * DuplicateKeyNameError when the name is taken.
@@ -295,6 +315,10 @@ export interface Store {
    * key check takes no turn of the event loop.
    */
   findKey(keyHash: string, now: string): MaybePromise<KeyMatch | null>;
+}
+
+/** Counting a request against its key's rate-limit quotas. */
+export interface RateCounter {
   /**
    * Counts one request of the named key in the current window of each unit, by the store's clock,
    * if no quota of `quotas` (requests per window, by unit) is spent; a refused request is not
@@ -302,11 +326,21 @@ export interface Store {
    * runs the requests that arrive together in one transaction, one commit for all of them).
    */
   countRequest(keyName: string, quotas: Partial<Record<RateUnit, number>>): MaybePromise<RateCount>;
+}
+
+/** Whether the store can serve, and its release. */
+export interface StoreHealth {
   /** Resolves when the store answers a trivial query. */
   ping(): Promise<void>;
   /** Releases the store; further calls fail. */
   close(): Promise<void>;
 }
+
+/**
+ * The one repository every store implements, SQL only behind it: the parts above, each of which a
+ * caller asks for alone when it needs no other (the key check a KeyStore's findKey, the feed an EventLog).
+ */
+export interface Store extends OrderReads, OrderMoves, Placements, OrderImport, EventLog, KeyStore, RateCounter, StoreHealth {}
 
 /**
  * The records of an import, in file order: one at a time, or a batch at a time (as a file is read,

@@ -3,7 +3,7 @@ import { missingScopes, quotasOf, rateLimitFields, verdictOf } from '../../keys'
 import { andThen } from '../../maybe-promise';
 import type { Operation } from '../../openapi';
 import type { Policy } from '../../rate-policy';
-import type { Store } from '../../store';
+import type { RateCounter } from '../../store';
 import type { ErrorReplies } from '../error-reply';
 import type { Step } from './step';
 
@@ -11,7 +11,7 @@ import type { Step } from './step';
 export interface AuthorizationOptions {
   /** The document: each operation's scopes are read from it (its x-scopes), once. */
   document: Parameters<typeof operationScopes>[0];
-  store: Pick<Store, 'countRequest'>;
+  store: RateCounter;
   /** The policies of every key without its own (PETSTORE_RATE_LIMIT); none: no limit. */
   defaultPolicies: readonly Policy[];
   errors: Pick<ErrorReplies, 'insufficientScope' | 'rateLimited'>;
