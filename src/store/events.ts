@@ -1,4 +1,5 @@
-import type { EventCounts, EventPosition, OrderEventRecord, OrderEventType, OrderStatus } from './types';
+import type { MaybePromise } from '../maybe-promise';
+import type { EventCounts, EventLog, EventPage, EventPosition, OrderEventRecord, OrderEventType, OrderStatus } from './types';
 import { StoreInvariantError } from './errors';
 
 // The change feed's parts that every store shares: the event rows' SQL, their mapping to records,
@@ -91,17 +92,22 @@ export async function pruneInBatches(batch: () => Promise<number>): Promise<numb
 }
 
 /**
- * Who hears of events in one store: listeners of this process's commits, and watchers of anyone's.
- * The store calls `committed` after each commit that wrote events, and `changed` when it learns
- * that another process may have; `outside` starts watching other processes (and returns how to
- * stop) only while someone watches.
+ * A store's change feed, as each dialect's feed.ts makes it: its reads and prune, and who hears of
+ * events: listeners of this process's commits, and watchers of anyone's. The store calls
+ * `committed` after each commit that wrote events; `watchOutside` starts watching other processes
+ * (and returns how to stop) only while someone watches, and calls `changed` when another may have
+ * committed.
  */
-export class EventSignals {
+export abstract class StoreFeed implements EventLog {
   private readonly written = new Set<(counts: EventCounts) => void>();
   private readonly watchers = new Set<() => void>();
   private stopOutside: (() => void) | undefined;
 
-  constructor(private readonly outside: (changed: () => void) => () => void) {}
+  abstract readEvents(after: EventPosition | 'oldest', limit: number): MaybePromise<EventPage>;
+  abstract latestEventPosition(): MaybePromise<EventPosition>;
+  abstract pruneEvents(before: string): Promise<number>;
+  /** Starts watching other processes' commits, calling `changed` on each; answers how to stop. */
+  protected abstract watchOutside(changed: () => void): () => void;
 
   /** This process committed these events. */
   committed(counts: EventCounts): void {
@@ -114,14 +120,14 @@ export class EventSignals {
     for (const watcher of [...this.watchers]) watcher();
   }
 
-  onWritten(listener: (counts: EventCounts) => void): () => void {
+  onEventsWritten(listener: (counts: EventCounts) => void): () => void {
     this.written.add(listener);
     return () => void this.written.delete(listener);
   }
 
-  watch(watcher: () => void): () => void {
+  watchEvents(watcher: () => void): () => void {
     this.watchers.add(watcher);
-    if (this.stopOutside === undefined) this.stopOutside = this.outside(() => this.changed());
+    if (this.stopOutside === undefined) this.stopOutside = this.watchOutside(() => this.changed());
     return () => {
       this.watchers.delete(watcher);
       if (this.watchers.size === 0) this.stopWatching();

@@ -3,7 +3,8 @@ import { cursorSecretOf, etagOf, timestamp } from './core';
 import { drive, statement, type Dialect, type Queryable, type SyncQueryable } from './dialect';
 import { findKeySteps, KEY_SQL, keyCreationError, keyInfoOf, keyUpdateValues, newKeyValues } from './keys';
 import type { StoreSql } from './sql';
-import type { Store } from './types';
+import type { StoreFeed } from './events';
+import type { EventCounts, EventLog, EventPage, EventPosition, KeyChanges, KeyInfo, KeyMatch, NewKey, Store } from './types';
 
 /** The operations every store answers with the same statements, whatever its mechanics. */
 export type SharedOperations = Pick<
@@ -75,4 +76,63 @@ export function queryableThrough(on: Queryable, through: <T>(operation: () => Ma
     rows: (s) => through(() => on.rows(s)),
     ...(on.fused === undefined ? {} : { fused: (writes, then) => through(() => on.fused!(writes, then)) }),
   };
+}
+
+/**
+ * What every store answers the same way: the shared operations, and its change feed's. A store
+ * extends it with its own feed and the shared operations over its queryables, and overrides what
+ * it answers its own way.
+ */
+export abstract class SharedStore implements SharedOperations, EventLog {
+  protected abstract readonly shared: SharedOperations;
+  protected abstract readonly feed: StoreFeed;
+
+  createKey(name: string, keyHash: string, key: NewKey): Promise<void> {
+    return this.shared.createKey(name, keyHash, key);
+  }
+  updateKey(name: string, changes: KeyChanges): Promise<boolean> {
+    return this.shared.updateKey(name, changes);
+  }
+  rotateKey(name: string, keyHash: string, graceUntil: string): Promise<boolean> {
+    return this.shared.rotateKey(name, keyHash, graceUntil);
+  }
+  undoRotation(name: string, keyHash: string): Promise<boolean> {
+    return this.shared.undoRotation(name, keyHash);
+  }
+  listKeys(): Promise<KeyInfo[]> {
+    return this.shared.listKeys();
+  }
+  revokeKey(name: string): Promise<boolean> {
+    return this.shared.revokeKey(name);
+  }
+  findKey(keyHash: string, at: string): MaybePromise<KeyMatch | null> {
+    return this.shared.findKey(keyHash, at);
+  }
+  listEtag(): Promise<string> {
+    return this.shared.listEtag();
+  }
+  hasOrders(): Promise<boolean> {
+    return this.shared.hasOrders();
+  }
+  petExists(petId: number): Promise<boolean> {
+    return this.shared.petExists(petId);
+  }
+  cursorSecret(): Promise<Buffer> {
+    return this.shared.cursorSecret();
+  }
+  readEvents(after: EventPosition | 'oldest', limit: number): MaybePromise<EventPage> {
+    return this.feed.readEvents(after, limit);
+  }
+  latestEventPosition(): MaybePromise<EventPosition> {
+    return this.feed.latestEventPosition();
+  }
+  watchEvents(listener: () => void): () => void {
+    return this.feed.watchEvents(listener);
+  }
+  onEventsWritten(listener: (counts: EventCounts) => void): () => void {
+    return this.feed.onEventsWritten(listener);
+  }
+  pruneEvents(before: string): Promise<number> {
+    return this.feed.pruneEvents(before);
+  }
 }

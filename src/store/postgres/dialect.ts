@@ -163,3 +163,23 @@ export async function guard<T>(operation: () => Promise<T>): Promise<T> {
     throw translate(err);
   }
 }
+
+/**
+ * Runs `body` on a connection of the pool of its own: a transaction it began that is still open
+ * when it throws is rolled back, and a connection that failed under it is not given back to the
+ * pool. Its error as the store reports it (translate).
+ */
+export async function withClient<T>(pool: pg.Pool, body: (client: PoolClient) => Promise<T>): Promise<T> {
+  const client = await guard(() => pool.connect());
+  let broken = false;
+  try {
+    return await body(client);
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    const translated = translate(err);
+    broken = translated !== err;
+    throw translated;
+  } finally {
+    client.release(broken);
+  }
+}

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { Logger } from '../../logger';
 import { EventsExpiredError, StoreInvariantError } from '../errors';
-import { EventSignals, comparePositions, eventRowToRecord, laterPosition, pruneInBatches, type EventRow } from '../events';
+import { StoreFeed, comparePositions, eventRowToRecord, laterPosition, pruneInBatches, type EventRow } from '../events';
 import type { EventCounts, EventPage, EventPosition } from '../types';
 import { guard } from './dialect';
 import { EVENTS_CHANNEL, EVENTS_SQL, listenForEvents } from './events';
@@ -14,22 +14,25 @@ type NoEvent = [null, null, null, null, null, null, null, null, null, null];
  * The change feed of a PostgreSQL store: its reads (./events.ts says why none skips an event), its
  * prune, and its signals: this instance's commits at once, other instances' by NOTIFY (and a slow poll).
  */
-export class PostgresFeed {
-  private readonly signals: EventSignals;
+export class PostgresFeed extends StoreFeed {
   /** Whether a NOTIFY is being sent, and whether another commit came since it was asked for. */
   private notifying: 'idle' | 'sending' | 'again' = 'idle';
 
   constructor(
     private readonly pool: pg.Pool,
-    url: string,
+    private readonly url: string,
     private readonly logger: Logger,
   ) {
-    this.signals = new EventSignals((changed) => listenForEvents(url, logger, changed, () => this.eventHead()));
+    super();
+  }
+
+  protected watchOutside(changed: () => void): () => void {
+    return listenForEvents(this.url, this.logger, changed, () => this.eventHead());
   }
 
   /** This instance committed events: its own waiting readers hear at once, other instances' by NOTIFY. */
-  committed(counts: EventCounts): void {
-    this.signals.committed(counts);
+  override committed(counts: EventCounts): void {
+    super.committed(counts);
     // Sent after the commit, not in its transaction: a NOTIFY in the transaction would make every
     // cancel take the database's notify lock while it commits. Commits that come while one is
     // being sent share the next.
@@ -57,11 +60,11 @@ export class PostgresFeed {
 
   /** A text that changes whenever the feed's last readable event does. */
   private async eventHead(): Promise<string> {
-    const { tx, seq } = await this.latest();
+    const { tx, seq } = await this.latestEventPosition();
     return `${tx}/${seq}`;
   }
 
-  async read(after: EventPosition | 'oldest', limit: number): Promise<EventPage> {
+  async readEvents(after: EventPosition | 'oldest', limit: number): Promise<EventPage> {
     const from = after === 'oldest' ? { tx: '0', seq: 0 } : after;
     const { rows } = await guard(() =>
       this.pool.query<ReadRow>({
@@ -80,7 +83,7 @@ export class PostgresFeed {
     return { events, next: events.at(-1)?.position ?? (after === 'oldest' ? pruned : after), heldBack: first[2] };
   }
 
-  async latest(): Promise<EventPosition> {
+  async latestEventPosition(): Promise<EventPosition> {
     const { rows } = await guard(() =>
       this.pool.query<{ pruned_tx: string; pruned_seq: number; tx: string | null; seq: number | null }>(EVENTS_SQL.latest),
     );
@@ -90,21 +93,9 @@ export class PostgresFeed {
     return row.tx === null || row.seq === null ? pruned : laterPosition(pruned, { tx: row.tx, seq: row.seq });
   }
 
-  watch(listener: () => void): () => void {
-    return this.signals.watch(listener);
-  }
-
-  onWritten(listener: (counts: EventCounts) => void): () => void {
-    return this.signals.onWritten(listener);
-  }
-
-  async prune(before: string): Promise<number> {
+  async pruneEvents(before: string): Promise<number> {
     return pruneInBatches(
       async () => (await guard(() => this.pool.query<{ removed: number }>(EVENTS_SQL.prune, [before]))).rows[0]?.removed ?? 0,
     );
-  }
-
-  stopWatching(): void {
-    this.signals.stopWatching();
   }
 }

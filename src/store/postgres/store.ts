@@ -7,7 +7,7 @@ import { pruneInBatches } from '../events';
 import { cancelOutcome, moveStatement, shipOutcome, MOVE_EVENTS, type Moved, type MoveTo } from '../moves';
 import { keptSteps, placementSteps, placeOrderSql, PLACEMENT_SQL } from '../placement';
 import { countSteps } from '../rates';
-import { sharedOperations } from '../shared-operations';
+import { SharedStore, sharedOperations } from '../shared-operations';
 import { storeSql, type OrderRow } from '../sql';
 import { StoreInvariantError } from '../errors';
 import type {
@@ -22,7 +22,7 @@ import type {
   Store,
 } from '../types';
 import type { RateUnit } from '../../rate-policy';
-import { guard, guardedQueryable, postgresDialect, postgresQueryable, translate } from './dialect';
+import { guard, guardedQueryable, postgresDialect, postgresQueryable, translate, withClient } from './dialect';
 import { PostgresFeed } from './feed';
 import { openSnapshot } from './snapshot';
 import { importIntoPostgres } from './import';
@@ -95,15 +95,15 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
 /** Connections an instance opens for rate-limit counts, beside its pool, once a key with a policy is used. */
 const COUNTER_CONNECTIONS = 4;
 
-class PostgresStore implements Store {
+class PostgresStore extends SharedStore implements Store {
   /** The change feed: its reads, its prune, and who hears of events. */
-  private readonly feed: PostgresFeed;
+  protected readonly feed: PostgresFeed;
 
   /** The rate-limit count's connections, once a key with a policy has been counted (openCounter()). */
   private counter: pg.Pool | undefined;
   /** The pool's next free connection, as the shared algorithms drive it. */
   private readonly pooled;
-  private readonly shared;
+  protected readonly shared;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -112,27 +112,12 @@ class PostgresStore implements Store {
     /** How the pool was made, for the count's own connections. */
     private readonly poolOptions: pg.PoolConfig,
   ) {
+    super();
     this.feed = new PostgresFeed(pool, url, logger);
     this.pooled = guardedQueryable(pool);
     this.shared = sharedOperations(SQL, postgresDialect, { read: this.pooled, write: this.pooled });
   }
 
-  createKey: Store['createKey'] = (...args) => this.shared.createKey(...args);
-  updateKey: Store['updateKey'] = (...args) => this.shared.updateKey(...args);
-  rotateKey: Store['rotateKey'] = (...args) => this.shared.rotateKey(...args);
-  undoRotation: Store['undoRotation'] = (...args) => this.shared.undoRotation(...args);
-  listKeys: Store['listKeys'] = () => this.shared.listKeys();
-  revokeKey: Store['revokeKey'] = (name) => this.shared.revokeKey(name);
-  findKey: Store['findKey'] = (keyHash, at) => this.shared.findKey(keyHash, at);
-  listEtag: Store['listEtag'] = () => this.shared.listEtag();
-  hasOrders: Store['hasOrders'] = () => this.shared.hasOrders();
-  petExists: Store['petExists'] = (petId) => this.shared.petExists(petId);
-  cursorSecret: Store['cursorSecret'] = () => this.shared.cursorSecret();
-  readEvents: Store['readEvents'] = (after, limit) => this.feed.read(after, limit);
-  latestEventPosition: Store['latestEventPosition'] = () => this.feed.latest();
-  watchEvents: Store['watchEvents'] = (listener) => this.feed.watch(listener);
-  onEventsWritten: Store['onEventsWritten'] = (listener) => this.feed.onWritten(listener);
-  pruneEvents: Store['pruneEvents'] = (before) => this.feed.prune(before);
   snapshotOrders: Store['snapshotOrders'] = (prefetch = 1000) => openSnapshot(this.pool, SQL, prefetch);
 
   private query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
@@ -195,10 +180,8 @@ class PostgresStore implements Store {
    * is the key's advisory lock, held to the commit, which makes a second placement of the same key,
    * in any instance, `in_use` at once instead of waiting for the first.
    */
-  private async placeOnce(placement: Placement): Promise<PlaceOutcome> {
-    const client = await guard(() => this.pool.connect());
-    let broken = false;
-    try {
+  private placeOnce(placement: Placement): Promise<PlaceOutcome> {
+    return withClient(this.pool, async (client) => {
       await client.query('BEGIN');
       const claim = 'SELECT pg_try_advisory_xact_lock(hashtext($1), hashtext($2)) AS claimed';
       const claimed = await client.query<{ claimed: boolean }>(claim, [placement.keyName, placement.idempotencyKey]);
@@ -208,15 +191,7 @@ class PostgresStore implements Store {
           : ({ outcome: 'in_use' } as const);
       await client.query(outcome.outcome === 'placed' ? 'COMMIT' : 'ROLLBACK');
       return outcome;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      const translated = translate(err);
-      // A connection that failed under the placement is not given back to the pool.
-      broken = translated !== err;
-      throw translated;
-    } finally {
-      client.release(broken);
-    }
+    });
   }
 
   async pruneIdempotencyKeys(before: string): Promise<number> {
@@ -224,20 +199,9 @@ class PostgresStore implements Store {
   }
 
   async importOrders(records: ImportRecords): Promise<number> {
-    const client = await guard(() => this.pool.connect());
-    let broken = false;
-    try {
-      const imported = await importIntoPostgres(client, records, now());
-      if (imported > 0) this.feed.committed({ 'order.created': imported });
-      return imported;
-    } catch (err) {
-      const translated = translate(err);
-      // A connection that failed under the import is not given back to the pool.
-      broken = translated !== err;
-      throw translated;
-    } finally {
-      client.release(broken);
-    }
+    const imported = await withClient(this.pool, (client) => importIntoPostgres(client, records, now()));
+    if (imported > 0) this.feed.committed({ 'order.created': imported });
+    return imported;
   }
 
   async countRequest(keyName: string, quotas: Partial<Record<RateUnit, number>>): Promise<RateCount> {

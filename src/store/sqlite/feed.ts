@@ -1,6 +1,6 @@
 import { EventsExpiredError } from '../errors';
-import { EventSignals, eventRowToRecord, pruneInBatches, type EventRow } from '../events';
-import type { EventCounts, EventPage, EventPosition } from '../types';
+import { StoreFeed, eventRowToRecord, pruneInBatches, type EventRow } from '../events';
+import type { EventPage, EventPosition } from '../types';
 import { sqlitePlaceholders } from './dialect';
 import { EVENTS_SQL } from './rows';
 import type { Writer } from './writer';
@@ -16,15 +16,15 @@ const EVENT_POLL_MS = 25;
  * skips an event), its prune, and its signals: this process's commits at once, other processes'
  * by a poll of the feed's head.
  */
-export class SqliteFeed {
+export class SqliteFeed extends StoreFeed {
   private readonly statements;
-  private readonly signals: EventSignals;
   /** One prune batch of the events before a time: one read of its bound, one delete. */
   private readonly pruneBatch: { immediate(before: string): number };
   /** One read of the feed, the prune's mark and the events of the same moment. */
   private readonly readPage: (after: EventPosition | 'oldest', limit: number) => EventPage;
 
   constructor(private readonly writer: Writer) {
+    super();
     const { db } = writer;
     const prepare = <P extends unknown[], R>(sql: string) => db.prepare<P, R>(sqlitePlaceholders(sql));
     this.statements = {
@@ -52,49 +52,34 @@ export class SqliteFeed {
       statements.markPruned.run(upTo);
       return changes;
     });
-    this.signals = new EventSignals((changed) => {
-      let head = statements.head.get();
-      const poll = setInterval(() => {
-        try {
-          const now = writer.guard(() => statements.head.get());
-          if (now !== head) changed();
-          head = now;
-        } catch {
-          // A store that cannot be read now is read again at the next poll; its readers see the error.
-        }
-      }, EVENT_POLL_MS);
-      poll.unref();
-      return () => clearInterval(poll);
-    });
   }
 
-  read(after: EventPosition | 'oldest', limit: number): EventPage {
+  protected watchOutside(changed: () => void): () => void {
+    const { head } = this.statements;
+    let last = head.get();
+    const poll = setInterval(() => {
+      try {
+        const now = this.writer.guard(() => head.get());
+        if (now !== last) changed();
+        last = now;
+      } catch {
+        // A store that cannot be read now is read again at the next poll; its readers see the error.
+      }
+    }, EVENT_POLL_MS);
+    poll.unref();
+    return () => clearInterval(poll);
+  }
+
+  readEvents(after: EventPosition | 'oldest', limit: number): EventPage {
     return this.writer.guard(() => this.readPage(after, limit));
   }
 
-  latest(): EventPosition {
+  latestEventPosition(): EventPosition {
     return this.writer.guard(() => ({ tx: '0', seq: this.statements.latest.get() ?? 0 }));
   }
 
-  async prune(before: string): Promise<number> {
+  async pruneEvents(before: string): Promise<number> {
     // A batch per write transaction, so that a cancel never waits long for the lock.
     return pruneInBatches(() => this.writer.whenFree(() => this.pruneBatch.immediate(before)));
-  }
-
-  /** This process committed events: its waiting readers hear at once. */
-  committed(counts: EventCounts): void {
-    this.signals.committed(counts);
-  }
-
-  watch(listener: () => void): () => void {
-    return this.signals.watch(listener);
-  }
-
-  onWritten(listener: (counts: EventCounts) => void): () => void {
-    return this.signals.onWritten(listener);
-  }
-
-  stopWatching(): void {
-    this.signals.stopWatching();
   }
 }

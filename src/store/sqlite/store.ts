@@ -23,7 +23,7 @@ import { pruneInBatches } from '../events';
 import { findKeySteps } from '../keys';
 import { cancelOutcome, moveSteps, shipOutcome, MOVE_EVENTS, type Moved, type MoveTo } from '../moves';
 import { keptSteps, placementSteps, placeOrderSql, PLACEMENT_SQL } from '../placement';
-import { queryableThrough, sharedOperations } from '../shared-operations';
+import { queryableThrough, SharedStore, sharedOperations } from '../shared-operations';
 import { BEFORE_FIRST_ID, type ListedRow, type OrderRow } from '../sql';
 import { Counter } from './counter';
 import { sqliteConnection, sqliteDialect, sqlitePlaceholders } from './dialect';
@@ -77,13 +77,13 @@ export function openSqliteStore(file: string, options: SqliteStoreOptions = {}):
  */
 const PLACE_ORDER_SQL = placeOrderSql(['SELECT max(to_id) FROM import_publishing']);
 
-class SqliteStore implements Store {
+class SqliteStore extends SharedStore implements Store {
   private readonly statements;
   /** The shared statements on the writer connection, each through the store's guard (reads) or its write checks (writes). */
   private readonly read: SyncQueryable;
   /** The writer connection, as the shared algorithms drive it. */
   private readonly connection: SyncConnection;
-  private readonly shared;
+  protected readonly shared;
   /** Moves arriving together share one transaction, and so one fsync, before any is answered. */
   private readonly moves: GroupCommit<{ to: MoveTo; id: number }, Moved>;
   /** The list's ETag and its first `limit` orders, read in one transaction. */
@@ -91,7 +91,7 @@ class SqliteStore implements Store {
   /** The statement of each shape of page, prepared on first use (at most 4 × 2^4 shapes). */
   private readonly pages = new Map<string, Database.Statement<unknown[], OrderRow>>();
   /** The change feed: its reads, its prune, and who hears of events. */
-  private readonly feed: SqliteFeed;
+  protected readonly feed: SqliteFeed;
   /**
    * Placements arriving together share one transaction, and so one fsync, before any is answered;
    * each runs in a savepoint of its own, so that one that fails or places nothing leaves the others.
@@ -112,6 +112,7 @@ class SqliteStore implements Store {
     /** Opens a connection of the import's own: its staging transaction spans awaits. */
     private readonly openImporter: () => Database.Database,
   ) {
+    super();
     const { db } = writer;
     const connection = (this.connection = sqliteConnection(db));
     this.feed = new SqliteFeed(writer);
@@ -172,23 +173,7 @@ class SqliteStore implements Store {
     this.counter = new Counter(writer);
   }
 
-  createKey: Store['createKey'] = (...args) => this.shared.createKey(...args);
-  updateKey: Store['updateKey'] = (...args) => this.shared.updateKey(...args);
-  rotateKey: Store['rotateKey'] = (...args) => this.shared.rotateKey(...args);
-  undoRotation: Store['undoRotation'] = (...args) => this.shared.undoRotation(...args);
-  listKeys: Store['listKeys'] = () => this.shared.listKeys();
-  revokeKey: Store['revokeKey'] = (name) => this.shared.revokeKey(name);
-  listEtag: Store['listEtag'] = () => this.shared.listEtag();
-  hasOrders: Store['hasOrders'] = () => this.shared.hasOrders();
-  petExists: Store['petExists'] = (petId) => this.shared.petExists(petId);
-  cursorSecret: Store['cursorSecret'] = () => this.shared.cursorSecret();
-  readEvents: Store['readEvents'] = (after, limit) => this.feed.read(after, limit);
-  latestEventPosition: Store['latestEventPosition'] = () => this.feed.latest();
-  watchEvents: Store['watchEvents'] = (listener) => this.feed.watch(listener);
-  onEventsWritten: Store['onEventsWritten'] = (listener) => this.feed.onWritten(listener);
-  pruneEvents: Store['pruneEvents'] = (before) => this.feed.prune(before);
-
-  findKey(keyHash: string, at: string): KeyMatch | null {
+  override findKey(keyHash: string, at: string): KeyMatch | null {
     // Every keyed request asks: its steps run under one guard, on the connection itself.
     return this.writer.guard(() => drive(findKeySteps(keyHash, at), this.connection));
   }
