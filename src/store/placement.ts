@@ -20,20 +20,19 @@ export const PLACEMENT_SQL = {
       fingerprint = excluded.fingerprint, order_id = excluded.order_id, answer = excluded.answer, created_at = excluded.created_at`,
   /** Up to PRUNE_BATCH records made before `$1`, per statement. */
   prune: `DELETE FROM idempotency_keys WHERE (key_name, idem_key) IN (SELECT key_name, idem_key FROM idempotency_keys WHERE created_at < $1 LIMIT ${PRUNE_BATCH})`,
+  /** A placed order: `$1` id, `$2` pet, `$3` quantity, `$4` ship date, `$5` ship instant, `$6` time. */
+  order: `INSERT INTO orders (id, pet_id, quantity, ship_date, ship_at, created_at, complete, status)
+    VALUES ($1, $2, $3, $4, $5, $6, FALSE, 'pending')`,
   /** A placed order's order.created event: `$1` its id, `$2` its time. */
-  event: insertEventsSql(`SELECT 'order.created', $1, 'pending', FALSE, $2`),
+  event: insertEventsSql(`VALUES ('order.created', $1, 'pending', FALSE, $2)`),
 } as const;
 
 /**
- * A new pending order under the next id, answering its id: `$1` pet, `$2` quantity, `$3` ship date,
- * `$4` ship instant, `$5` time. The next id is one above every order's and above every id in
- * `reserved` (SELECTs of one value each, or of NULL): ids a store has promised elsewhere.
+ * The id the next placed order takes: one above every order's and above every id in `reserved`
+ * (SELECTs of one value each, or of NULL): ids a store has promised elsewhere.
  */
-export function placeOrderSql(reserved: readonly string[]): string {
-  const bounds = ['SELECT max(id) AS id FROM orders', ...reserved].join(' UNION ALL ');
-  return `INSERT INTO orders (id, pet_id, quantity, ship_date, ship_at, created_at, complete, status)
-    SELECT (SELECT coalesce(max(id), 0) + 1 FROM (${bounds}) AS bounds), $1, $2, $3, $4, $5, FALSE, 'pending'
-    RETURNING id`;
+export function nextIdSql(reserved: readonly string[]): string {
+  return `SELECT coalesce(max(id), 0) + 1 AS id FROM (${['SELECT max(id) AS id FROM orders', ...reserved].join(' UNION ALL ')}) AS bounds`;
 }
 
 /** What a kept record answers a placement without a write: its first answer, `reused`, or nothing kept. */
@@ -45,28 +44,22 @@ export function* keptSteps(placement: Placement): Steps<PlaceOutcome | undefined
 /**
  * One placement, in the caller's transaction once it has claimed the key: the revision bumped first,
  * whose lock every write of orders takes (so the id read after it is above every committed order's),
- * and the key's record read again, for a placement of it that committed since; then the order, its
- * event and the key's record, with the order as the answer every retry gets. An outcome other
+ * and the key's record read again, for a placement of it that committed since; then the next id, and
+ * the order, its event and the key's record in one step, with the order as the answer every retry gets. An outcome other
  * than `placed` has written nothing the caller may keep: it rolls back.
  */
-export function* placementSteps(placement: Placement, at: string, sql: { readonly placeOrder: string }): Steps<PlaceOutcome> {
+export function* placementSteps(placement: Placement, at: string, sql: { readonly nextId: string }): Steps<PlaceOutcome> {
   const { keyName, idempotencyKey, fingerprint, order } = placement;
   const [kept] = (yield { writes: [statement(BUMP_REVISION_SQL)], then: recordOf(placement) }) ?? [];
   if (kept !== undefined) return keptOutcome(kept, fingerprint);
-  const values = [order.petId, order.quantity, order.shipDate, instantKey(order.shipDate), at];
-  const [placed] = (yield { rows: statement(sql.placeOrder, values) }) ?? [];
-  const id = Number(placed?.id);
-  if (!Number.isSafeInteger(id)) throw new StoreInvariantError('a placement inserted no order');
-  const record: OrderRecord = {
-    id,
-    petId: order.petId,
-    quantity: order.quantity,
-    shipDate: order.shipDate,
-    complete: false,
-    status: 'pending',
-  };
+  const [next] = (yield { rows: statement(sql.nextId) }) ?? [];
+  const id = Number(next?.id);
+  if (!Number.isSafeInteger(id)) throw new StoreInvariantError('the next order id could not be read');
+  const { petId, quantity, shipDate } = order;
+  const record: OrderRecord = { id, petId, quantity, shipDate, complete: false, status: 'pending' };
   yield {
     writes: [
+      statement(PLACEMENT_SQL.order, [id, petId, quantity, shipDate, instantKey(shipDate), at]),
       statement(PLACEMENT_SQL.event, [id, at]),
       statement(PLACEMENT_SQL.remember, [keyName, idempotencyKey, fingerprint, id, JSON.stringify(record), at]),
     ],

@@ -5,7 +5,7 @@ import { rowToRecord, timestamp as now } from '../core';
 import { drive } from '../dialect';
 import { pruneInBatches } from '../events';
 import { cancelOutcome, moveStatement, shipOutcome, MOVE_EVENTS, type Moved, type MoveTo } from '../moves';
-import { keptSteps, placementSteps, placeOrderSql, PLACEMENT_SQL } from '../placement';
+import { keptSteps, placementSteps, nextIdSql, PLACEMENT_SQL } from '../placement';
 import { countSteps } from '../rates';
 import { SharedStore, sharedOperations } from '../shared-operations';
 import { storeSql, type OrderRow } from '../sql';
@@ -36,7 +36,7 @@ const UNIQUE_VIOLATION = '23505';
 /** How many times a placement chooses its id before its failure is the request's. */
 const PLACEMENT_ATTEMPTS = 3;
 /** Every id a placement may take is above every order's: nothing else holds ids back here. */
-const PLACE_ORDER_SQL = placeOrderSql([]);
+const NEXT_ID_SQL = nextIdSql([]);
 
 /** Options for the PostgreSQL store. */
 export interface PostgresStoreOptions {
@@ -187,7 +187,7 @@ class PostgresStore extends SharedStore implements Store {
       const claimed = await client.query<{ claimed: boolean }>(claim, [placement.keyName, placement.idempotencyKey]);
       const outcome =
         claimed.rows[0]?.claimed === true
-          ? await drive(placementSteps(placement, now(), { placeOrder: PLACE_ORDER_SQL }), postgresQueryable(client))
+          ? await drive(placementSteps(placement, now(), { nextId: NEXT_ID_SQL }), postgresQueryable(client))
           : ({ outcome: 'in_use' } as const);
       await client.query(outcome.outcome === 'placed' ? 'COMMIT' : 'ROLLBACK');
       return outcome;

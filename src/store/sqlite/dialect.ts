@@ -62,8 +62,8 @@ export function sqliteConnection(db: Database.Database): SyncConnection {
   };
   return {
     run: (statement) => {
-      // A statement without values may be several (a migration); one with values is one.
-      if (statement.values.length === 0) db.exec(statement.text);
+      // Several statements (a migration's, each ended by ";") run as a script; one is prepared once.
+      if (statement.values.length === 0 && statement.text.includes(';')) db.exec(statement.text);
       else prepare(statement).run(...statement.values);
     },
     rows: (statement) => prepare(statement).all(...statement.values),

@@ -22,7 +22,7 @@ import { drive, type SyncConnection, type SyncQueryable } from '../dialect';
 import { pruneInBatches } from '../events';
 import { findKeySteps } from '../keys';
 import { cancelOutcome, moveSteps, shipOutcome, MOVE_EVENTS, type Moved, type MoveTo } from '../moves';
-import { keptSteps, placementSteps, placeOrderSql, PLACEMENT_SQL } from '../placement';
+import { keptSteps, placementSteps, nextIdSql, PLACEMENT_SQL } from '../placement';
 import { queryableThrough, SharedStore, sharedOperations } from '../shared-operations';
 import { BEFORE_FIRST_ID, type ListedRow, type OrderRow } from '../sql';
 import { Counter } from './counter';
@@ -75,7 +75,7 @@ export function openSqliteStore(file: string, options: SqliteStoreOptions = {}):
  * The id a placement gives its order is also above the span of an import being published, whose
  * orders are not all in the table yet, so that no import's order can take it.
  */
-const PLACE_ORDER_SQL = placeOrderSql(['SELECT max(to_id) FROM import_publishing']);
+const NEXT_ID_SQL = nextIdSql(['SELECT max(to_id) FROM import_publishing']);
 
 class SqliteStore extends SharedStore implements Store {
   private readonly statements;
@@ -136,7 +136,7 @@ class SqliteStore extends SharedStore implements Store {
       }
     }
     const place = db.transaction((placement: Placement): PlaceOutcome => {
-      const outcome = drive(placementSteps(placement, now(), { placeOrder: PLACE_ORDER_SQL }), connection);
+      const outcome = drive(placementSteps(placement, now(), { nextId: NEXT_ID_SQL }), connection);
       if (outcome.outcome !== 'placed') throw new PlacedNothing(outcome);
       return outcome;
     });
