@@ -55,9 +55,11 @@ export function runSteps(steps: readonly Step[], exchange: Exchange, errors: Pic
   const from = (i: number): MaybePromise<Reply> => {
     const step = steps[i];
     if (step === undefined) throw new Error(`the last step of ${exchange.operation.operationId} went on to none`);
+    let passed: MaybePromise<Reply> | undefined;
     try {
-      const reply = step(exchange, () => from(i + 1));
-      return reply instanceof Promise ? reply.catch((err: unknown) => errors.thrown(err, context)) : reply;
+      const reply = step(exchange, () => (passed = from(i + 1)));
+      // What the steps after it answered is caught already: a step that hands it on as it is adds no catch.
+      return reply instanceof Promise && reply !== passed ? reply.catch((err: unknown) => errors.thrown(err, context)) : reply;
     } catch (err) {
       return errors.thrown(err, context);
     }
