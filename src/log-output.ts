@@ -145,11 +145,14 @@ export class LogOutput {
         return;
       }
       this.#bufferedChars -= chars;
+      this.#writing = false;
       if (this.#queue.length > 0) {
-        this.#writeNext();
+        // What queued meanwhile waits for its batch, as lines do when nothing is being written:
+        // written at once after each write, a busy server's lines went a few at a time.
+        if (this.#bufferedChars >= BATCH_CHARS || this.#idle.length > 0) this.#writeNext();
+        else this.#linger ??= setTimeout(() => this.#writeNext(), LINGER_MS);
         return;
       }
-      this.#writing = false;
       if (this.#unreported > 0) {
         const dropped = this.#unreported;
         this.#unreported = 0;

@@ -310,6 +310,27 @@ describe('batched writes', () => {
     log.close();
   });
 
+  test('lines that come while a write is under way wait for their batch, not for its end', async () => {
+    const log = onFile('busy.log');
+    log.output.write('{"line":0}\n');
+    const first = log.output.drain(1000);
+    expect(log.writes()).toBe(1);
+    // A busy server: lines on every turn of the loop while the first write is under way and after.
+    const started = performance.now();
+    for (let i = 1; i <= 40; i += 1) {
+      log.output.write(`{"line":${i}}\n`);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const elapsed = performance.now() - started;
+    // Written again as each write ended, they went a few at a time: a write per turn or two. Now
+    // they wait for the batch's 10 ms: one write for each 10 ms that passed, and the first.
+    expect(log.writes()).toBeLessThanOrEqual(2 + Math.floor(elapsed / 10));
+    await first;
+    await log.output.drain(1000);
+    expect(log.lines()).toEqual(Array.from({ length: 41 }, (_, i) => `{"line":${i}}`));
+    log.close();
+  });
+
   test('a lone line is written after a short wait, and drain writes what waits at once', async () => {
     const log = onFile('lone.log');
     log.output.write('{"lone":true}\n');
