@@ -12,16 +12,33 @@ export interface Server {
 }
 
 /** Starts `node script args`, and resolves once it prints `marker` on stdout or stderr. */
-export function startServer(script: string, args: string[], port: number, marker: RegExp, env: NodeJS.ProcessEnv = {}): Promise<Server> {
+export function startServer(
+  script: string,
+  args: string[],
+  port: number,
+  marker: RegExp | 'healthz',
+  env: NodeJS.ProcessEnv = {},
+): Promise<Server> {
   const child = spawn(process.execPath, [script, ...args], {
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   return new Promise((resolve, reject) => {
     let seen = '';
+    // A server that logs no start line (LOG_LEVEL=warn) is ready once its /healthz answers.
+    let ready = false;
+    if (marker === 'healthz') {
+      const poll = (): void => {
+        fetch(`http://127.0.0.1:${port}/healthz`).then(
+          (res) => (res.ok ? ((ready = true), onData(Buffer.alloc(0))) : setTimeout(poll, 20)),
+          () => setTimeout(poll, 20),
+        );
+      };
+      poll();
+    }
     const onData = (chunk: Buffer) => {
       seen += chunk.toString();
-      if (marker.test(seen)) {
+      if (marker === 'healthz' ? ready : marker.test(seen)) {
         child.stdout.off('data', onData);
         child.stderr.off('data', onData);
         child.stdout.resume();

@@ -26,8 +26,12 @@ const PG = process.env.BENCH_PG !== '0';
 const ROOT = path.join(__dirname, '..', '..', '..');
 const CLI = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
 
-type Kind = 'petstore' | 'express' | 'fastify' | 'node:http';
-const KINDS: Kind[] = ['petstore', 'express', 'fastify', 'node:http'];
+type Kind = 'petstore' | 'petstore-warn' | 'express' | 'fastify' | 'node:http';
+/**
+ * Ours as it ships (request logs on, LOG_LEVEL=info), ours with the request logs off
+ * (LOG_LEVEL=warn) beside it, and the baselines.
+ */
+const KINDS: Kind[] = ['petstore', 'petstore-warn', 'express', 'fastify', 'node:http'];
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'petstore-bench-'));
 const key = generateKey();
 const auth = { Authorization: `Bearer ${key}` };
@@ -70,6 +74,8 @@ let nextPort = 18100;
 function start(kind: Kind, db: string): Promise<Server> {
   const port = nextPort++;
   if (kind === 'petstore') return startServer(CLI, ['--db', db, 'serve', '--port', String(port)], port, /listening/, { LOG_LEVEL: 'info' });
+  if (kind === 'petstore-warn')
+    return startServer(CLI, ['--db', db, 'serve', '--port', String(port)], port, 'healthz', { LOG_LEVEL: 'warn' });
   const script = path.join(__dirname, 'baselines', `${kind === 'node:http' ? 'node-http' : kind}.js`);
   return startServer(script, ['--db', db, '--port', String(port)], port, /listening/);
 }
@@ -253,14 +259,14 @@ async function main(): Promise<void> {
   const lines = [
     `## Throughput (requests/s, median of ${ROUNDS} alternating rounds of ${SECONDS} s, autocannon on the same machine)`,
     '',
-    '| scenario | petstore-orders | bare express 5 | fastify 5 + schema | bare node:http | vs express | vs fastify |',
-    '|---|---:|---:|---:|---:|---:|---:|',
+    '| scenario | petstore-orders | bare express 5 | fastify 5 + schema | bare node:http | vs express | vs fastify | logs off (LOG_LEVEL=warn) | logs off vs fastify |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const scenario of scenarios) {
     const m = (kind: Kind) => median(results.get(`${scenario.name}|${kind}`)!);
     const ours = m('petstore');
     lines.push(
-      `| ${scenario.name} | ${ours.toFixed(0)} | ${m('express').toFixed(0)} | ${m('fastify').toFixed(0)} | ${m('node:http').toFixed(0)} | ${(ours / m('express')).toFixed(2)}× | ${(ours / m('fastify')).toFixed(2)}× |`,
+      `| ${scenario.name} | ${ours.toFixed(0)} | ${m('express').toFixed(0)} | ${m('fastify').toFixed(0)} | ${m('node:http').toFixed(0)} | ${(ours / m('express')).toFixed(2)}× | ${(ours / m('fastify')).toFixed(2)}× | ${m('petstore-warn').toFixed(0)} | ${(m('petstore-warn') / m('fastify')).toFixed(2)}× |`,
     );
   }
 
