@@ -19,8 +19,8 @@ export interface EventFeedOptions {
 
 /**
  * The change feed's side of a running server: the requests waiting for events (each holds a
- * listener on the store, never a database connection), their bound, their release at shutdown. Events past
- * their retention are removed by src/retention.ts.
+ * listener on the store, never a database connection), their bound, their release at shutdown.
+ * Events past their retention are removed by src/retention.ts.
  */
 export class EventFeed {
   readonly retentionDays: number;

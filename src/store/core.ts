@@ -25,6 +25,13 @@ function isComplete(stored: number | boolean): boolean {
   return stored === 1 || stored === true;
 }
 
+/** A text column that may be NULL, of a row of `table`: its text, or null. */
+export function textOrNull(value: unknown, table: string): string | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value !== 'string') throw new StoreInvariantError(`a row of ${table} holds something other than text where text belongs`);
+  return value;
+}
+
 /** The list's weak ETag: the database's random id and its revision, from store_meta's one row. */
 export function etagOf(meta: { store_id: string; revision: number } | undefined): string {
   if (meta === undefined) throw new StoreInvariantError('store_meta has no row: the schema was not migrated');

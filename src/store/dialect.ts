@@ -89,6 +89,18 @@ export interface SyncQueryable extends Queryable {
   fused?: undefined;
 }
 
+/** A queryable whose every statement runs through `through` (a store's guard), at once when it answers at once. */
+export function queryableThrough(on: SyncQueryable, through: <T>(operation: () => T) => T): SyncQueryable;
+export function queryableThrough(on: Queryable, through: <T>(operation: () => MaybePromise<T>) => MaybePromise<T>): Queryable;
+export function queryableThrough(on: Queryable, through: <T>(operation: () => MaybePromise<T>) => MaybePromise<T>): Queryable {
+  const fused = on.fused?.bind(on);
+  return {
+    run: (s) => through(() => on.run(s)),
+    rows: (s) => through(() => on.rows(s)),
+    ...(fused === undefined ? {} : { fused: (writes, then) => through(() => fused(writes, then)) }),
+  };
+}
+
 /** One connection, as the shared algorithms drive it. */
 export interface Connection extends Queryable {
   /**

@@ -1,5 +1,6 @@
 import { formatPolicies, parsePolicies, NO_LIMIT, type Policy } from '../rate-policy';
 import { statement, type Dialect, type Row, type Steps } from './dialect';
+import { textOrNull } from './core';
 import { DuplicateKeyNameError, StoreInvariantError } from './errors';
 import type { KeyChanges, KeyInfo, KeyMatch, KeyPolicies, NewKey } from './types';
 
@@ -85,16 +86,18 @@ export function keyUpdateValues(name: string, changes: KeyChanges): unknown[] {
 
 /** A row of KEY_SQL.list as operators see it. */
 export function keyInfoOf(row: Row): KeyInfo {
-  const { name, scopes, rateLimit, createdAt, expiresAt, revokedAt, previousUntil } = row as Record<string, string | null>;
-  if (name == null || scopes == null || createdAt == null) throw new StoreInvariantError('a key row has no name, scopes or creation time');
+  const { name, scopes, rateLimit, createdAt } = row;
+  if (typeof name !== 'string' || typeof scopes !== 'string' || typeof createdAt !== 'string') {
+    throw new StoreInvariantError('a key row has no name, scopes or creation time');
+  }
   return {
     name,
     scopes: [...scopeSetOf(scopes)],
     policies: policiesOf(rateLimit),
     createdAt,
-    expiresAt: expiresAt ?? null,
-    revokedAt: revokedAt ?? null,
-    previousUntil: previousUntil ?? null,
+    expiresAt: textOrNull(row.expiresAt, 'api_keys'),
+    revokedAt: textOrNull(row.revokedAt, 'api_keys'),
+    previousUntil: textOrNull(row.previousUntil, 'api_keys'),
   };
 }
 

@@ -1,4 +1,5 @@
-import { statement, type Statement, type Steps } from './dialect';
+import { statement, type Steps } from './dialect';
+import { StoreInvariantError } from './errors';
 import { insertEventsSql } from './events';
 import { BUMP_REVISION_SQL, statusSql, type StoreSql } from './sql';
 import type { CancelOutcome, OrderEventType, OrderStatus, ShipOutcome } from './types';
@@ -28,32 +29,41 @@ function eventSql(to: MoveTo, id: string, at: string, from = ''): string {
   return insertEventsSql(`SELECT '${type}', ${id}, ${to === 'cancelled' ? 'NULL' : `'${to}'`}, ${complete}, ${at}${from}`);
 }
 
+/** Each move's event, as moveSteps writes it: `$1` the order's id, `$2` the time. */
+const MOVE_EVENT_SQL = { cancelled: eventSql('cancelled', '$1', '$2'), shipped: eventSql('shipped', '$1', '$2') };
+
 /**
  * A move as steps, each statement on its own: for SQLite, where a statement costs no round trip and
  * the moves arriving together share one transaction (its group commit).
  */
 export function* moveSteps(sql: StoreSql, to: MoveTo, id: number, at: string): Steps<Moved> {
-  const moved = (yield { rows: statement(`${sql[to === 'cancelled' ? 'cancel' : 'ship']} RETURNING id`, [at, id]) }) ?? [];
+  const moved = (yield { rows: statement(sql.moves[to], [at, id]) }) ?? [];
   if (moved.length === 0) {
     const [row] = (yield { rows: statement(sql.status, [id]) }) ?? [];
-    return { moved: false, status: (row?.status as OrderStatus | undefined) ?? null };
+    return { moved: false, status: statusOf(row?.status) };
   }
-  yield { writes: [statement(eventSql(to, '$1', '$2'), [id, at]), statement(BUMP_REVISION_SQL)] };
+  yield { writes: [statement(MOVE_EVENT_SQL[to], [id, at]), statement(BUMP_REVISION_SQL)] };
   return { moved: true, status: to };
 }
 
 /**
- * The same move as one statement, answering one row of `moved` (0 or 1) and `status`: for
- * PostgreSQL, where each statement costs a round trip, and one statement is its own transaction.
+ * The same moves, each as one statement answering one row of `moved` (0 or 1) and `status`, with
+ * `$1` the time and `$2` the id: for PostgreSQL, where each statement costs a round trip, and one
+ * statement is its own transaction. Made once per store.
  */
-export function moveStatement(sql: StoreSql, to: MoveTo, id: number, at: string): Statement {
-  return statement(
-    `WITH moved AS (${sql[to === 'cancelled' ? 'cancel' : 'ship']} RETURNING id),
+export function moveStatements(sql: StoreSql): { readonly [To in MoveTo]: string } {
+  const one = (to: MoveTo) => `WITH moved AS (${sql.moves[to]}),
        bumped AS (${BUMP_REVISION_SQL} WHERE EXISTS (SELECT 1 FROM moved)),
        evented AS (${eventSql(to, 'id', '$1', ' FROM moved')})
-     SELECT (SELECT count(*) FROM moved)::int AS moved, (${statusSql([], '$2')}) AS status`,
-    [at, id],
-  );
+     SELECT (SELECT count(*) FROM moved)::int AS moved, (${statusSql([], '$2')}) AS status`;
+  return { cancelled: one('cancelled'), shipped: one('shipped') };
+}
+
+/** A status as the store read it: one of the three an order can have, or null for no order. */
+function statusOf(value: unknown): OrderStatus | null {
+  if (value === undefined || value === null) return null;
+  if (value === 'pending' || value === 'shipped' || value === 'cancelled') return value;
+  throw new StoreInvariantError(`an order has the status ${JSON.stringify(value)}`);
 }
 
 /** What a cancel answers: a cancelled order is gone, as one that never existed. */

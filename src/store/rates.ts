@@ -19,19 +19,7 @@ const USAGE_RETURNING = USAGE_UNITS.map((unit) => `${USAGE_COLUMNS[unit]}_start,
  * write lock on SQLite), and a refused request changes nothing. It answers the windows after the
  * count and the clock's `now`, or no row when it refused; `read` then answers them as they stand.
  */
-export function rateSql(clock: string): { readonly count: string; readonly read: string } {
-  let sql = made.get(clock);
-  if (sql === undefined) {
-    sql = rateSqlFor(clock);
-    made.set(clock, sql);
-  }
-  return sql;
-}
-
-/** rateSql's statements, by clock: made once per dialect. */
-const made = new Map<string, { readonly count: string; readonly read: string }>();
-
-function rateSqlFor(clock: string): { readonly count: string; readonly read: string } {
+export function rateSql(clock: string): RateSql {
   const starts = USAGE_UNITS.map((unit) => (RATE_UNITS[unit] === 1 ? clock : `${clock} - ${clock} % ${RATE_UNITS[unit]}`));
   const columns = USAGE_UNITS.map((unit) => USAGE_COLUMNS[unit]);
   const set = columns
@@ -64,12 +52,17 @@ function rateWindowsOf(row: Row): RateWindows {
   return { now: at('now'), s: window('s'), min: window('min'), h: window('h'), day: window('day') };
 }
 
+/** The statements of a key's rate-limit count by one database's clock (rateSql): made once per store. */
+export interface RateSql {
+  readonly count: string;
+  readonly read: string;
+}
+
 /**
- * Counts one request of the named key against `quotas` by the database's `clock`: admitted, with
- * the windows its count answered; else refused and uncounted, with the windows as they stand.
+ * Counts one request of the named key against `quotas` with `sql` (rateSql): admitted, with the
+ * windows its count answered; else refused and uncounted, with the windows as they stand.
  */
-export function* countSteps(clock: string, keyName: string, quotas: Partial<Record<RateUnit, number>>): Steps<RateCount> {
-  const sql = rateSql(clock);
+export function* countSteps(sql: RateSql, keyName: string, quotas: Partial<Record<RateUnit, number>>): Steps<RateCount> {
   const [counted] = (yield { rows: statement(sql.count, rateCountValues(keyName, quotas)) }) ?? [];
   if (counted !== undefined) return { admitted: true, windows: rateWindowsOf(counted) };
   const [row] = (yield { rows: statement(sql.read, [keyName]) }) ?? [];

@@ -1,6 +1,7 @@
 import type { MaybePromise } from '../maybe-promise';
-import { cursorSecretOf, etagOf, timestamp } from './core';
-import { drive, statement, type Dialect, type Queryable, type SyncQueryable } from './dialect';
+import { cursorSecretOf, etagOf, textOrNull, timestamp } from './core';
+import { drive, statement, type Dialect, type Queryable, type Row, type SyncQueryable } from './dialect';
+import { StoreInvariantError } from './errors';
 import { findKeySteps, KEY_SQL, keyCreationError, keyInfoOf, keyUpdateValues, newKeyValues } from './keys';
 import type { StoreSql } from './sql';
 import type { StoreFeed } from './events';
@@ -52,13 +53,13 @@ export function sharedOperations(
     updateKey: (name, changes) => changedOne(KEY_SQL.update, keyUpdateValues(name, changes)),
     rotateKey: (name, keyHash, graceUntil) => changedOne(KEY_SQL.rotate, [graceUntil, keyHash, name]),
     undoRotation: (name, keyHash) => changedOne(KEY_SQL.unrotate, [name, keyHash]),
-    listEtag: async () => etagOf(firstOf(await rows(read, sql.meta)) as { store_id: string; revision: number } | undefined),
+    listEtag: async () => etagOf(metaOf(firstOf(await rows(read, sql.meta)))),
     hasOrders: async () => (await rows(read, sql.anyOrder)).length > 0,
     petExists: async (petId) => (await rows(read, sql.petExists, [petId])).length > 0,
     cursorSecret: () =>
       cursorSecretOf(async (text, value) =>
         value === undefined
-          ? (firstOf(await rows(read, text))?.cursor_secret as string | null | undefined)
+          ? textOrNull(firstOf(await rows(read, text))?.cursor_secret, 'store_meta')
           : void (await write.run(statement(text, [value]))),
       ),
   };
@@ -67,15 +68,12 @@ export function sharedOperations(
 /** The first row, if any. */
 const firstOf = <R>(rows: readonly R[]): R | undefined => rows[0];
 
-/** A queryable whose every statement runs through `through` (a store's guard), at once when it answers at once. */
-export function queryableThrough(on: SyncQueryable, through: <T>(operation: () => T) => T): SyncQueryable;
-export function queryableThrough(on: Queryable, through: <T>(operation: () => MaybePromise<T>) => MaybePromise<T>): Queryable;
-export function queryableThrough(on: Queryable, through: <T>(operation: () => MaybePromise<T>) => MaybePromise<T>): Queryable {
-  return {
-    run: (s) => through(() => on.run(s)),
-    rows: (s) => through(() => on.rows(s)),
-    ...(on.fused === undefined ? {} : { fused: (writes, then) => through(() => on.fused!(writes, then)) }),
-  };
+/** store_meta's row as etagOf takes it; undefined when there is none (etagOf says so). */
+function metaOf(row: Row | undefined): { store_id: string; revision: number } | undefined {
+  if (row === undefined) return undefined;
+  const { store_id, revision } = row;
+  if (typeof store_id !== 'string' || typeof revision !== 'number') throw new StoreInvariantError('store_meta has no store id or revision');
+  return { store_id, revision };
 }
 
 /**

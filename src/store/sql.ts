@@ -82,12 +82,13 @@ export function petExistsSql(visible: readonly string[] = []): string {
 }
 
 /**
- * The conditional update of a move, in every store: `$1` is the time, `$2` the id; `visible` is the
- * store's condition on the orders it may touch (src/store/sql.ts).
+ * The conditional update of a move, in every store, answering the id of the order it moved (no row:
+ * none was pending): `$1` is the time, `$2` the id; `visible` is the store's condition on the
+ * orders it may touch.
  */
 export function movePendingSql(to: 'cancelled' | 'shipped', visible: readonly string[] = []): string {
   const set = to === 'cancelled' ? `status = 'cancelled', cancelled_at = $1` : `status = 'shipped', shipped_at = $1, complete = TRUE`;
-  return `UPDATE orders SET ${set} WHERE ${where(['id = $2', `status = 'pending'`, ...visible])}`;
+  return `UPDATE orders SET ${set} WHERE ${where(['id = $2', `status = 'pending'`, ...visible])} RETURNING id`;
 }
 
 /**
@@ -103,8 +104,7 @@ export function storeSql(visible: readonly string[] = []) {
     order: orderSql(visible),
     status: statusSql(visible),
     petExists: petExistsSql(visible),
-    cancel: movePendingSql('cancelled', visible),
-    ship: movePendingSql('shipped', visible),
+    moves: { cancelled: movePendingSql('cancelled', visible), shipped: movePendingSql('shipped', visible) },
     page: (request: PageRequest) => pageQuery(request, visible),
   } as const;
 }

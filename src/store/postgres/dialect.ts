@@ -1,6 +1,6 @@
 import type { PoolClient } from 'pg';
 import { globToRegex } from '../date-time-sql';
-import type { Connection, Dialect, Queryable, Row, Statement } from '../dialect';
+import { queryableThrough, type Connection, type Dialect, type Queryable, type Row, type Statement } from '../dialect';
 import { isRecord } from '../../records';
 import pg from 'pg';
 import { errorCode, messageOf } from '../../thrown';
@@ -85,12 +85,7 @@ export function fusedStatement(writes: readonly Statement[], read: Statement | u
 
 /** A pg pool, as the shared algorithms drive it, with an unreachable database turned into StoreUnavailableError. */
 export function guardedQueryable(pool: Pick<PoolClient, 'query'>): Queryable {
-  const rows = (s: Statement) => guard(async () => (await pool.query<Row>(s.text, [...s.values])).rows);
-  return {
-    run: async (s) => void (await rows(s)),
-    rows,
-    fused: (writes, read) => rows(fusedStatement(writes, read)),
-  };
+  return queryableThrough(postgresQueryable(pool), (operation) => guard(async () => operation()));
 }
 
 /** A pg client, as the shared algorithms drive it. */

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import Cursor from 'pg-cursor';
 import { etagOf, prefetched, rowToListed } from '../core';
-import { BEFORE_FIRST_ID, type ListedRow, type storeSql } from '../sql';
+import { BEFORE_FIRST_ID, type ListedRow, type StoreSql } from '../sql';
 import type { ListedOrder, OrderSnapshot } from '../types';
 import { guard, translate } from './dialect';
 
@@ -10,7 +10,7 @@ import { guard, translate } from './dialect';
  * ETag and every row, read through a cursor however long the client takes; a list that fits in
  * the first read gives its connection back at once.
  */
-export function openSnapshot(pool: pg.Pool, SQL: ReturnType<typeof storeSql>, prefetch: number): Promise<OrderSnapshot> {
+export function openSnapshot(pool: pg.Pool, SQL: StoreSql, prefetch: number): Promise<OrderSnapshot> {
   return guard(async () => {
     const client = await pool.connect();
     let cursor: Cursor<ListedRow> | undefined;

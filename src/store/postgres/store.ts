@@ -2,11 +2,11 @@ import pg from 'pg';
 import type { Logger } from '../../logger';
 import { silentLogger } from '../../logger';
 import { rowToRecord, timestamp as now } from '../core';
-import { drive } from '../dialect';
+import { drive, type Queryable } from '../dialect';
 import { pruneInBatches } from '../events';
-import { cancelOutcome, moveStatement, shipOutcome, MOVE_EVENTS, type Moved, type MoveTo } from '../moves';
+import { cancelOutcome, moveStatements, shipOutcome, MOVE_EVENTS, type Moved, type MoveTo } from '../moves';
 import { keptSteps, placementSteps, nextIdSql, PLACEMENT_SQL } from '../placement';
-import { countSteps } from '../rates';
+import { countSteps, rateSql } from '../rates';
 import { SharedStore, sharedOperations } from '../shared-operations';
 import { storeSql, type OrderRow } from '../sql';
 import { StoreInvariantError } from '../errors';
@@ -30,6 +30,10 @@ import { migrate } from './migrations';
 
 /** The shared statements: every order of a PostgreSQL store is visible. */
 const SQL = storeSql();
+/** Each move as the one statement it is here (../moves.ts). */
+const MOVES = moveStatements(SQL);
+/** The rate-limit count's statements, by PostgreSQL's clock. */
+const RATE_SQL = rateSql(postgresDialect.clock);
 
 /** PostgreSQL's unique_violation: an id another transaction committed first. */
 const UNIQUE_VIOLATION = '23505';
@@ -99,8 +103,8 @@ class PostgresStore extends SharedStore implements Store {
   /** The change feed: its reads, its prune, and who hears of events. */
   protected readonly feed: PostgresFeed;
 
-  /** The rate-limit count's connections, once a key with a policy has been counted (openCounter()). */
-  private counter: pg.Pool | undefined;
+  /** The rate-limit count's connections, and the queryable over them, once a key with a policy has been counted (openCounter()). */
+  private counter: { readonly pool: pg.Pool; readonly queryable: Queryable } | undefined;
   /** The pool's next free connection, as the shared algorithms drive it. */
   private readonly pooled;
   protected readonly shared;
@@ -146,8 +150,7 @@ class PostgresStore extends SharedStore implements Store {
 
   /** A move of a pending order (../moves.ts), in one statement: its own transaction, one round trip. */
   private async movePending(to: MoveTo, id: number): Promise<Moved> {
-    const { text, values } = moveStatement(SQL, to, id, now());
-    const [row] = (await this.query<{ moved: number; status: Moved['status'] }>(text, [...values])).rows;
+    const [row] = (await this.query<{ moved: number; status: Moved['status'] }>(MOVES[to], [now(), id])).rows;
     if (row === undefined) throw new StoreInvariantError('a move of an order returned no row');
     if (row.moved === 1) this.feed.committed({ [MOVE_EVENTS[to].type]: 1 });
     return { moved: row.moved === 1, status: row.status };
@@ -205,8 +208,8 @@ class PostgresStore extends SharedStore implements Store {
   }
 
   async countRequest(keyName: string, quotas: Partial<Record<RateUnit, number>>): Promise<RateCount> {
-    const counter = (this.counter ??= this.openCounter());
-    return drive(countSteps(postgresDialect.clock, keyName, quotas), guardedQueryable(counter));
+    const { queryable } = (this.counter ??= this.openCounter());
+    return drive(countSteps(RATE_SQL, keyName, quotas), queryable);
   }
 
   /**
@@ -216,10 +219,10 @@ class PostgresStore extends SharedStore implements Store {
    * until it commits); a crash of the database may lose the last counts (those of its last fraction
    * of a second), and so admit them again.
    */
-  private openCounter(): pg.Pool {
+  private openCounter(): NonNullable<PostgresStore['counter']> {
     const pool = new pg.Pool({ ...this.poolOptions, max: COUNTER_CONNECTIONS, options: '-c synchronous_commit=off' });
     pool.on('error', (err) => this.logger.warn({ err }, 'a database connection was lost; it will be replaced'));
-    return pool;
+    return { pool, queryable: guardedQueryable(pool) };
   }
 
   async ping(): Promise<void> {
@@ -228,7 +231,7 @@ class PostgresStore extends SharedStore implements Store {
 
   async close(): Promise<void> {
     this.feed.stopWatching();
-    if (this.counter !== undefined && !this.counter.ended) await this.counter.end();
+    if (this.counter !== undefined && !this.counter.pool.ended) await this.counter.pool.end();
     if (!this.pool.ended) await this.pool.end();
   }
 }

@@ -1,11 +1,14 @@
 import Database from 'better-sqlite3';
 import type { RateUnit } from '../../rate-policy';
 import { drive } from '../dialect';
-import { countSteps } from '../rates';
+import { countSteps, rateSql } from '../rates';
 import type { RateCount } from '../types';
 import { sqliteConnection, sqliteDialect } from './dialect';
 import { GroupCommit } from './group-commit';
 import { retryWhileBusy, type Writer } from './writer';
+
+/** The count's statements, by SQLite's clock. */
+const RATE_SQL = rateSql(sqliteDialect.clock);
 
 /** One request to count against its key's quotas. */
 interface CountRequest {
@@ -52,7 +55,7 @@ export class Counter {
     db.pragma('busy_timeout = 0');
     const connection = sqliteConnection(db);
     const countAll = db.transaction((batch: readonly CountRequest[]) =>
-      batch.map(({ keyName, quotas }) => drive(countSteps(sqliteDialect.clock, keyName, quotas), connection)),
+      batch.map(({ keyName, quotas }) => drive(countSteps(RATE_SQL, keyName, quotas), connection)),
     );
     this.opened = { db, countAll: (batch) => countAll.immediate(batch) };
     return this.opened;

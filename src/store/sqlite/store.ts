@@ -18,12 +18,12 @@ import type {
 } from '../types';
 import type { RateUnit } from '../../rate-policy';
 import { etagOf, prefetched, rowToRecord, timestamp as now } from '../core';
-import { drive, type SyncConnection, type SyncQueryable } from '../dialect';
+import { drive, queryableThrough, type SyncConnection, type SyncQueryable } from '../dialect';
 import { pruneInBatches } from '../events';
 import { findKeySteps } from '../keys';
 import { cancelOutcome, moveSteps, shipOutcome, MOVE_EVENTS, type Moved, type MoveTo } from '../moves';
 import { keptSteps, placementSteps, nextIdSql, PLACEMENT_SQL } from '../placement';
-import { queryableThrough, SharedStore, sharedOperations } from '../shared-operations';
+import { SharedStore, sharedOperations } from '../shared-operations';
 import { BEFORE_FIRST_ID, type ListedRow, type OrderRow } from '../sql';
 import { Counter } from './counter';
 import { sqliteConnection, sqliteDialect, sqlitePlaceholders } from './dialect';
