@@ -25,38 +25,46 @@ export function startServer(
   });
   return new Promise((resolve, reject) => {
     let seen = '';
+    let settled = false;
+    const started = (): void => {
+      if (settled) return;
+      settled = true;
+      child.stdout.off('data', onData);
+      child.stderr.off('data', onData);
+      child.stdout.resume();
+      child.stderr.resume();
+      resolve({
+        child,
+        url: `http://127.0.0.1:${port}`,
+        stop: () =>
+          new Promise((done) => {
+            child.once('exit', () => done());
+            child.kill('SIGKILL');
+          }),
+      });
+    };
+    const onData = (chunk: Buffer): void => {
+      seen += chunk.toString();
+      if (marker !== 'healthz' && marker.test(seen)) started();
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.once('exit', (code) => {
+      if (settled) return;
+      settled = true;
+      reject(new Error(`${script} exited with ${code}: ${seen}`));
+    });
     // A server that logs no start line (LOG_LEVEL=warn) is ready once its /healthz answers.
-    let ready = false;
     if (marker === 'healthz') {
       const poll = (): void => {
+        if (settled) return;
         fetch(`http://127.0.0.1:${port}/healthz`).then(
-          (res) => (res.ok ? ((ready = true), onData(Buffer.alloc(0))) : setTimeout(poll, 20)),
+          (res) => (res.ok ? started() : setTimeout(poll, 20)),
           () => setTimeout(poll, 20),
         );
       };
       poll();
     }
-    const onData = (chunk: Buffer) => {
-      seen += chunk.toString();
-      if (marker === 'healthz' ? ready : marker.test(seen)) {
-        child.stdout.off('data', onData);
-        child.stderr.off('data', onData);
-        child.stdout.resume();
-        child.stderr.resume();
-        resolve({
-          child,
-          url: `http://127.0.0.1:${port}`,
-          stop: () =>
-            new Promise((done) => {
-              child.once('exit', () => done());
-              child.kill('SIGKILL');
-            }),
-        });
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}: ${seen}`)));
   });
 }
 
