@@ -43,6 +43,10 @@ const REQUESTS: Array<{ name: string; path: string }> = [
   { name: `v1 list of ${OVERLOAD_ORDERS.toLocaleString('en')}`, path: '/v1/store/orders' },
   { name: 'v2 page of 100', path: '/v2/store/orders?limit=100' },
 ];
+/** Only the requests and modes whose names hold this text (BENCH_OVERLOAD_ONLY, e.g. `v2 page`, `as shipped`), when given. */
+const OVERLOAD_ONLY = process.env.BENCH_OVERLOAD_ONLY;
+const chosen = (name: string): boolean =>
+  OVERLOAD_ONLY === undefined || OVERLOAD_ONLY.split(',').some((part) => name.includes(part.trim()));
 const MODES: Array<{ name: string; env: NodeJS.ProcessEnv }> = [
   { name: 'as shipped', env: {} },
   // Admission with a limit no load here reaches: every request is admitted at once.
@@ -53,7 +57,7 @@ const MODES: Array<{ name: string; env: NodeJS.ProcessEnv }> = [
 
 /** Targets: p99 of the 200s at most this, and 200s per second at least this share of the rate at 32. */
 const P99_TARGET_MS = 1500;
-/** Target: p99 of the cheap probes (/healthz, a cancel miss) at most this, at 32 and 256 connections. */
+/** Target: p99 of the cheap probes (/healthz, a cancel miss) at most this, at every level (32, 256 and 900 connections). */
 const PROBE_P99_TARGET_MS = 250;
 /** An id no order in the overload stores has: its cancel is a 404. */
 const MISSING_ORDER = 999_999_999;
@@ -234,8 +238,8 @@ export async function overloadRuns(ctx: OverloadContext): Promise<string[]> {
     if (level.errors > 0) others.push(`${level.errors} connection errors`);
     return `| ${request} | ${mode} | ${level.connections}${opened === true ? '' : `, opened under load${typeof opened === 'string' ? `, ${opened}` : ''}`} | ${level.okPerSecond.toFixed(0)} | ${(level.okPerSecond / base).toFixed(2)} | ${ms(level.p99Ms)} | ${level.shedP99Ms > 0 ? `${ms(level.shedP50Ms)} / ${ms(level.shedP99Ms)}` : '–'} | ${level.timeouts} | ${others.join(', ') || 'none'} | ${(level.peakRss / 2 ** 20).toFixed(0)} MB | ${ms(level.healthzP99Ms)} / ${ms(level.worstHealthzMs)} | ${ms(level.cancelMissP99Ms)} |`;
   };
-  for (const request of REQUESTS) {
-    for (const mode of MODES) {
+  for (const request of REQUESTS.filter((each) => chosen(each.name) || !REQUESTS.some((other) => chosen(other.name)))) {
+    for (const mode of MODES.filter((each) => chosen(each.name) || !MODES.some((other) => chosen(other.name)))) {
       const levels: Level[] = [];
       for (const connections of LEVELS) {
         const level = await run(request.path, mode.env, connections, true);
@@ -273,7 +277,7 @@ export async function overloadRuns(ctx: OverloadContext): Promise<string[]> {
     '|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|',
     ...rows,
     '',
-    `Targets, as shipped, on opened connections (0 timeouts; p99 of 200s ≤ ${P99_TARGET_MS / 1000} s; every non-200 a 503 with Retry-After; 200s/s ≥ ${RATE_TARGET * 100}% of c=32; nothing shed at 32; \`/healthz\` and the cancel miss at p99 ≤ ${PROBE_P99_TARGET_MS} ms at 32 and 256):`,
+    `Targets, as shipped, on opened connections (0 timeouts; p99 of 200s ≤ ${P99_TARGET_MS / 1000} s; every non-200 a 503 with Retry-After; 200s/s ≥ ${RATE_TARGET * 100}% of c=32; nothing shed at 32; \`/healthz\` and the cancel miss at p99 ≤ ${PROBE_P99_TARGET_MS} ms at 32, 256 and 900):`,
     '',
     ...verdicts,
     '',
@@ -303,7 +307,7 @@ function judge(name: string, levels: Level[]): string[] {
     const wrong = Object.keys(level.others).filter((code) => code !== '503');
     if (wrong.length > 0 || level.bare503 > 0 || level.errors > 0) missed.push(`answers other than 200 and 503 with Retry-After ${at}`);
     if (level.okPerSecond < RATE_TARGET * base) missed.push(`200s/s ${(level.okPerSecond / base).toFixed(2)} of c=32 ${at}`);
-    if (level.connections <= 256 && Math.max(level.healthzP99Ms, level.cancelMissP99Ms) > PROBE_P99_TARGET_MS)
+    if (Math.max(level.healthzP99Ms, level.cancelMissP99Ms) > PROBE_P99_TARGET_MS)
       missed.push(`probes' p99 ${ms(Math.max(level.healthzP99Ms, level.cancelMissP99Ms))} ${at}`);
   }
   if ((levels[0]!.others['503'] ?? 0) > 0) missed.push(`${levels[0]!.others['503']} shed at ${levels[0]!.connections}`);

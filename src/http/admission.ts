@@ -18,6 +18,13 @@ export interface AdmissionEvents {
 /** Seconds a shed client is told to wait before it tries again (or tries another instance). */
 const RETRY_AFTER_SECONDS = 1;
 
+/**
+ * The longest an instance starts expensive work in one turn of its event loop, in milliseconds.
+ * Past it, what is still to start waits for the next turn, so the loop reads its sockets between
+ * and a cheap request that came meanwhile is answered within about this long.
+ */
+export const TURN_SLICE_MS = 10;
+
 /** One instance's admission of expensive work, shared by every version it serves. */
 export interface Admission {
   /**
@@ -47,6 +54,12 @@ export function isExpensive(operation: Operation): boolean {
  * A fixed limit on the expensive requests running at once, with a bounded, first-come queue in front
  * of it. Cheap requests (a cancel, a miss, a 401, the infrastructure endpoints) never pass through
  * it, so a flood of lists never holds them back.
+ *
+ * The limit alone does not bound a turn of the event loop: a page read from SQLite runs to its end
+ * at once and gives its place back before the next socket is read, so every page that came in one
+ * read of the sockets would run in that turn, one after another (at 256 connections, about 170 ms
+ * of pages before a `/healthz` that came just after them is read). So expensive work starts in a
+ * turn only for its first TURN_SLICE_MS; what comes later waits in the queue for the next turn.
  */
 export function createAdmission(limits: AdmissionLimits, events: AdmissionEvents = {}): Admission {
   let running = 0;
@@ -59,6 +72,25 @@ export function createAdmission(limits: AdmissionLimits, events: AdmissionEvents
     queued += change;
     events.onWaiting?.(queued);
   };
+  /** When this turn's expensive work began; meaningful while `turning`. */
+  let sliceStart = 0;
+  /** Expensive work started in this turn of the loop, and `nextTurn` is set to run on the next. */
+  let turning = false;
+  /** Whether expensive work may start now: the first start of a turn opens its slice. */
+  const inSlice = (): boolean => {
+    if (!turning) {
+      turning = true;
+      sliceStart = performance.now();
+      setImmediate(nextTurn);
+      return true;
+    }
+    return performance.now() - sliceStart < TURN_SLICE_MS;
+  };
+  /** The loop has read its sockets again: a new slice, and the oldest waiting takes a free place. */
+  function nextTurn(): void {
+    turning = false;
+    if (queued > 0 && running < limits.limit && inSlice()) handOver();
+  }
 
   const start = (res: ServerResponse, waitedMs: number): void => {
     running += 1;
@@ -92,9 +124,14 @@ export function createAdmission(limits: AdmissionLimits, events: AdmissionEvents
     }
     return next;
   };
+  /** A request's place is free: the oldest still waiting takes it, now if this turn's slice allows, else next turn. */
   function end(): void {
     running -= 1;
-    // The oldest request still waiting takes the place.
+    if (queued > 0 && inSlice()) handOver();
+    else events.onRunning?.(running);
+  }
+  /** The oldest request still waiting takes a free place. */
+  function handOver(): void {
     const next = oldest();
     if (next === undefined) {
       events.onRunning?.(running);
@@ -108,7 +145,7 @@ export function createAdmission(limits: AdmissionLimits, events: AdmissionEvents
 
   return {
     admit(operation, res) {
-      if (running < limits.limit && queued === 0) {
+      if (running < limits.limit && queued === 0 && inSlice()) {
         start(res, 0);
         return undefined;
       }

@@ -1,7 +1,7 @@
 import { IncomingMessage, ServerResponse } from 'node:http';
 import net from 'node:net';
 import { loadDocument, specPath } from '../../src/contract/document';
-import { createAdmission, isExpensive } from '../../src/http/admission';
+import { createAdmission, isExpensive, TURN_SLICE_MS } from '../../src/http/admission';
 import { createMetrics } from '../../src/metrics';
 import { createOpenApi } from '../../src/openapi';
 import { listen } from '../helpers/app';
@@ -55,6 +55,44 @@ test('the running and waiting counts are reported once per change, and the oldes
   expect(waiting).toEqual([1, 2, 1, 0]);
   expect(waited).toHaveLength(3);
   expect(waited[0]).toBe(0);
+});
+
+test('work that runs to its end at once starts for one slice of each turn of the event loop; the rest waits its turn, in order', async () => {
+  const api = await createOpenApi(loadDocument(specPath('v2')), { apiRoot: '/v2', undeclaredQuery: 'ignore' });
+  const listOrders = api.operations.find((operation) => operation.operationId === 'listOrders')!;
+  const admission = createAdmission({ limit: 1000, maxWaitMs: 60_000, queue: 1000 });
+  // The turns of the loop, counted by an immediate that schedules itself: it runs once per turn.
+  let turn = 0;
+  let counting = true;
+  const count = (): void => {
+    turn += 1;
+    if (counting) setImmediate(count);
+  };
+  setImmediate(count);
+  const WORK_MS = 2;
+  const PAGES = 40;
+  const ran: Array<{ page: number; turn: number }> = [];
+  const runs = Array.from({ length: PAGES }, (_, page) => {
+    const res = new ServerResponse(new IncomingMessage(new net.Socket()));
+    // A page read and written at once: its work, then its response handed over whole.
+    const work = (): void => {
+      const until = performance.now() + WORK_MS;
+      while (performance.now() < until);
+      ran.push({ page, turn });
+      res.emit('finish');
+    };
+    const admitted = admission.admit(listOrders, res);
+    return admitted === undefined ? Promise.resolve(work()) : admitted.then(work);
+  });
+  await Promise.all(runs);
+  counting = false;
+
+  expect(ran.map((each) => each.page)).toEqual(Array.from({ length: PAGES }, (_, page) => page));
+  const perTurn = new Map<number, number>();
+  for (const each of ran) perTurn.set(each.turn, (perTurn.get(each.turn) ?? 0) + 1);
+  // Each turn starts work until its slice is spent: the one that passes the slice is its last.
+  expect(Math.max(...perTurn.values())).toBeLessThanOrEqual(TURN_SLICE_MS / WORK_MS + 1);
+  expect(perTurn.size).toBeGreaterThan(1);
 });
 
 test('past its limit a list waits, then is shed with a 503 and Retry-After; a full queue sheds at once; cheap requests pass', async () => {
