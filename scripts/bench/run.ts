@@ -657,8 +657,9 @@ async function writeOrdersFile(file: string, count: number): Promise<void> {
   await write('[');
   let i = 0;
   for (const record of orders(count)) {
+    // Every seventh shipped, and so complete: an import refuses a shipped order that is not (src/orders/import.ts).
     const status = (record.id ?? 0) % 7 === 0 ? 'shipped' : 'pending';
-    await write(`${i++ === 0 ? '' : ','}${JSON.stringify({ ...record, status })}`);
+    await write(`${i++ === 0 ? '' : ','}${JSON.stringify({ ...record, status, complete: status === 'shipped' })}`);
   }
   await write(']');
   await new Promise<void>((resolve) => out.end(() => resolve()));
