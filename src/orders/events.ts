@@ -45,11 +45,11 @@ export function eventPages(store: EventLog, secret: Buffer, feed: EventFeed): (q
       const at = page.next;
       page = await feed.waitFor(page, () => read(at), wait * 1000);
     }
-    return { status: 200, body: { events: page.events.map(toEvent), nextCursor: signed.make(page.next) } };
+    return { status: 200, body: { events: page.events.map(orderEventOf), nextCursor: signed.make(page.next) } };
   };
 }
 
-/** The OrderEvent for a stored event. */
-function toEvent({ type, orderId, occurredAt, order }: OrderEventRecord): V2OrderEvent {
+/** The OrderEvent for a stored event, as the feed serves it. */
+export function orderEventOf({ type, orderId, occurredAt, order }: OrderEventRecord): V2OrderEvent {
   return order === undefined ? { type, orderId, occurredAt } : { type, orderId, occurredAt, order: toV2Order(order) };
 }

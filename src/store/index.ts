@@ -34,7 +34,17 @@ export type {
   EventCounts,
   OrderEventRecord,
   OrderEventType,
+  WebhookStore,
+  EndpointRecord,
+  EndpointChanges,
+  EndpointStatus,
+  NewEndpoint,
+  AttemptRecord,
+  AttemptOutcome,
+  RetryRecord,
+  WebhookEventType,
 } from './types';
+export { WEBHOOK_EVENT_TYPES } from './webhooks';
 export {
   DuplicateKeyNameError,
   EventsExpiredError,

@@ -4,8 +4,9 @@ import { drive, statement, type Dialect, type Queryable, type Row, type SyncQuer
 import { StoreInvariantError } from './errors';
 import { findKeySteps, KEY_SQL, keyCreationError, keyInfoOf, keyUpdateValues, newKeyValues } from './keys';
 import type { StoreSql } from './sql';
+import { attemptOf, createEndpointStatement, endpointOf, LEASE_SECONDS, retryOf, updateEndpointStatement, webhookSql } from './webhooks';
 import type { StoreFeed } from './events';
-import type { EventCounts, EventLog, EventPage, EventPosition, KeyChanges, KeyInfo, KeyMatch, NewKey, Store } from './types';
+import type { EventCounts, EventLog, EventPage, EventPosition, KeyChanges, KeyInfo, KeyMatch, NewKey, Store, WebhookStore } from './types';
 
 /** The operations every store answers with the same statements, whatever its mechanics. */
 export type SharedOperations = Pick<
@@ -21,6 +22,7 @@ export type SharedOperations = Pick<
   | 'hasOrders'
   | 'petExists'
   | 'cursorSecret'
+  | 'webhooks'
 >;
 
 /**
@@ -56,12 +58,80 @@ export function sharedOperations(
     listEtag: async () => etagOf(metaOf(firstOf(await rows(read, sql.meta)))),
     hasOrders: async () => (await rows(read, sql.anyOrder)).length > 0,
     petExists: async (petId) => (await rows(read, sql.petExists, [petId])).length > 0,
+    webhooks: webhookOperations(dialect, ways),
     cursorSecret: () =>
       cursorSecretOf(async (text, value) =>
         value === undefined
           ? textOrNull(firstOf(await rows(read, text))?.cursor_secret, 'store_meta')
           : void (await write.run(statement(text, [value]))),
       ),
+  };
+}
+
+/** The webhook operations over a store's queryables: each one statement, so none holds a transaction open. */
+function webhookOperations(
+  dialect: Dialect,
+  { read, write }: { readonly read: SyncQueryable | Queryable; readonly write: Queryable },
+): WebhookStore {
+  const sql = webhookSql(dialect);
+  const rows = async (on: Queryable, text: string, values: readonly unknown[]) => on.rows(statement(text, values));
+  const endpoint = (row: Row | undefined) => (row === undefined ? null : endpointOf(row, timestamp()));
+  const changed = async (text: string, values: readonly unknown[]) => (await rows(write, text, values)).length === 1;
+  return {
+    async createEndpoint(made) {
+      await write.run(createEndpointStatement(sql, made));
+      const [row] = await rows(read, sql.get, [made.id]);
+      if (row === undefined) throw new StoreInvariantError(`webhook endpoint ${made.id} was not there once made`);
+      return endpointOf(row, timestamp());
+    },
+    getEndpoint: async (id) => endpoint(firstOf(await rows(read, sql.get, [id]))),
+    listEndpoints: async (after, limit) => (await rows(read, sql.page, [after, limit])).map((row) => endpointOf(row, timestamp())),
+    updateEndpoint: async (id, changes) => {
+      const { text, values } = updateEndpointStatement(sql, id, changes);
+      return endpoint(firstOf(await rows(write, text, values)));
+    },
+    async removeEndpoint(id) {
+      const removed = await changed(sql.remove, [id]);
+      await write.run(statement(sql.removeRetries, [id]));
+      await write.run(statement(sql.removeAttempts, [id]));
+      return removed;
+    },
+    rotateEndpointSecret: async (id, secret, previousUntil) =>
+      endpoint(firstOf(await rows(write, sql.rotate, [previousUntil, secret, id]))),
+    claimEndpoints: async (owner, limit) =>
+      (await rows(write, sql.claim, [owner, LEASE_SECONDS, owner, limit, owner])).map((row) => endpointOf(row, timestamp())),
+    renewLease: async (id, owner) => {
+      const [row] = await rows(write, sql.renew, [LEASE_SECONDS, id, owner]);
+      return row === undefined ? null : Number(row.secondsLeft);
+    },
+    releaseLease: async (id, owner) => write.run(statement(sql.release, [id, owner])),
+    advanceCursor: (id, owner, from, to) => changed(sql.advance, [to.tx, to.seq, id, owner, from.tx, from.seq]),
+    noteFailure: async (id, owner, at) => {
+      const [row] = await rows(write, sql.failing, [at, at, id, owner]);
+      return row === undefined ? false : typeof row.failingSince === 'string' ? row.failingSince : null;
+    },
+    disableEndpoint: (id, owner, reason) => changed(sql.disable, [reason, id, owner]),
+    scheduleRetry: (id, owner, retry) => changed(sql.retry, [id, retry.eventId, retry.body, retry.attempts, retry.nextAt, id, owner]),
+    dropRetry: (id, owner, eventId) => changed(sql.retried, [id, eventId, id, owner]),
+    dueRetries: async (id, now, limit) => (await rows(read, sql.due, [id, now, limit])).map(retryOf),
+    nextRetryAt: async (id) => {
+      const next = firstOf(await rows(read, sql.nextDue, [id]))?.nextAt;
+      return typeof next === 'string' ? next : null;
+    },
+    logAttempt: async (id, attempt) =>
+      write.run(
+        statement(sql.log, [
+          id,
+          attempt.eventId,
+          attempt.attempt,
+          attempt.at,
+          attempt.status,
+          attempt.error,
+          attempt.durationMs,
+          attempt.outcome,
+        ]),
+      ),
+    attempts: async (id, before, limit) => (await rows(read, sql.attempts, [id, before ?? Number.MAX_SAFE_INTEGER, limit])).map(attemptOf),
   };
 }
 
@@ -117,6 +187,9 @@ export abstract class SharedStore implements SharedOperations, EventLog {
   }
   cursorSecret(): Promise<Buffer> {
     return this.shared.cursorSecret();
+  }
+  get webhooks(): WebhookStore {
+    return this.shared.webhooks;
   }
   readEvents(after: EventPosition | 'oldest', limit: number): MaybePromise<EventPage> {
     return this.feed.readEvents(after, limit);

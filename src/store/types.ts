@@ -340,7 +340,126 @@ export interface StoreHealth {
  * The one repository every store implements, SQL only behind it: the parts above, each of which a
  * caller asks for alone when it needs no other (the key check a KeyStore's findKey, the feed an EventLog).
  */
-export interface Store extends OrderReads, OrderMoves, Placements, OrderImport, EventLog, KeyStore, RateCounter, StoreHealth {}
+/** An endpoint's state: enabled endpoints are delivered to. */
+export type EndpointStatus = 'enabled' | 'disabled';
+
+/** The event types an endpoint may ask for: the feed's. */
+export type WebhookEventType = OrderEventType;
+
+/** A webhook endpoint as the store keeps it. */
+export interface EndpointRecord {
+  readonly id: string;
+  readonly url: string;
+  /** The event types sent to it; null for every type. */
+  readonly eventTypes: readonly WebhookEventType[] | null;
+  readonly description: string | null;
+  readonly status: EndpointStatus;
+  /** Why it was disabled, when it was not by hand: a 410, or five days of failures. */
+  readonly disabledReason: string | null;
+  readonly createdAt: string;
+  /** The secrets that sign each attempt: the current one first, then one rotated out while its day lasts. */
+  readonly secrets: readonly string[];
+  /** The feed position up to which every event has been sent or handed to a retry. */
+  readonly cursor: EventPosition;
+  /** When its current run of failures began; null when its last attempt succeeded. */
+  readonly failingSince: string | null;
+}
+
+/** A new endpoint: made enabled, with its cursor at the feed's latest position (only later events are sent). */
+export interface NewEndpoint {
+  readonly id: string;
+  readonly url: string;
+  readonly eventTypes: readonly WebhookEventType[] | null;
+  readonly description: string | null;
+  readonly secret: string;
+  readonly createdAt: string;
+  readonly cursor: EventPosition;
+}
+
+/** What a change to an endpoint may give; what it leaves undefined stays as it is. */
+export interface EndpointChanges {
+  readonly url?: string;
+  /** null: every type. */
+  readonly eventTypes?: readonly WebhookEventType[] | null;
+  /** null: none. */
+  readonly description?: string | null;
+  /** `enabled` turns a disabled endpoint back on, with its failures forgotten. */
+  readonly status?: EndpointStatus;
+}
+
+/** One attempt, as the delivery log shows it. */
+export interface AttemptRecord {
+  readonly eventId: string;
+  /** 1 for the first attempt of the event at this endpoint. */
+  readonly attempt: number;
+  readonly at: string;
+  /** The status the receiver answered, when it answered. */
+  readonly status: number | null;
+  /** Why there was no answer, or why no attempt was made (a refused address). */
+  readonly error: string | null;
+  readonly durationMs: number;
+  /** What came of it: `delivered`; `retrying` (a retry is due); `failed` (the schedule is spent); `refused` (not sent: its address is not allowed). */
+  readonly outcome: AttemptOutcome;
+}
+
+export type AttemptOutcome = 'delivered' | 'retrying' | 'failed' | 'refused';
+
+/** A failed event waiting for its next attempt at one endpoint. */
+export interface RetryRecord {
+  readonly eventId: string;
+  /** The body that is sent again, as it was first sent. */
+  readonly body: string;
+  /** Attempts made so far. */
+  readonly attempts: number;
+  readonly nextAt: string;
+}
+
+/** Webhook endpoints, their leases, retries and delivery log: what delivery and the endpoint operations need of a store. */
+export interface WebhookStore {
+  /** Makes an endpoint, enabled; answers it as stored. */
+  createEndpoint(endpoint: NewEndpoint): Promise<EndpointRecord>;
+  getEndpoint(id: string): Promise<EndpointRecord | null>;
+  /** Up to `limit` endpoints after id `after` ('' for the first), in the order they were made. */
+  listEndpoints(after: string, limit: number): Promise<EndpointRecord[]>;
+  /** Changes an endpoint; null when there is none with that id. */
+  updateEndpoint(id: string, changes: EndpointChanges): Promise<EndpointRecord | null>;
+  /** Removes an endpoint with its retries and log; false when there was none. Nothing more is sent to it. */
+  removeEndpoint(id: string): Promise<boolean>;
+  /** Gives an endpoint a new secret; the one it replaces signs beside it until `previousUntil`. Null when there is none. */
+  rotateEndpointSecret(id: string, secret: string, previousUntil: string): Promise<EndpointRecord | null>;
+  /** Leases to `owner` up to `limit` enabled endpoints nobody else holds, for LEASE_SECONDS; answers every one it holds now. */
+  claimEndpoints(owner: string, limit: number): Promise<EndpointRecord[]>;
+  /** Renews `owner`'s lease of an endpoint: the seconds it now has, or null when it holds it no more (or the endpoint is disabled or gone). */
+  renewLease(id: string, owner: string): Promise<number | null>;
+  /** Gives `owner`'s lease of an endpoint up. */
+  releaseLease(id: string, owner: string): Promise<void>;
+  /** Moves the endpoint's cursor from `from` to `to`, while `owner` holds it; false when it does not, or the cursor is no longer at `from`. */
+  advanceCursor(id: string, owner: string, from: EventPosition, to: EventPosition): Promise<boolean>;
+  /**
+   * Notes a failure at `at` (or, with null, a success), while `owner` holds the endpoint: when its
+   * run of failures began, null when it has none; false when `owner` does not hold it.
+   */
+  noteFailure(id: string, owner: string, at: string | null): Promise<string | null | false>;
+  /** Disables the endpoint for `reason`, while `owner` holds it. */
+  disableEndpoint(id: string, owner: string, reason: string): Promise<boolean>;
+  /** Keeps a failed event for its next attempt, while `owner` holds the endpoint. */
+  scheduleRetry(id: string, owner: string, retry: RetryRecord): Promise<boolean>;
+  /** Forgets a retry (delivered, or its schedule spent), while `owner` holds the endpoint. */
+  dropRetry(id: string, owner: string, eventId: string): Promise<boolean>;
+  /** The endpoint's retries due at `now`, soonest first. */
+  dueRetries(id: string, now: string, limit: number): Promise<RetryRecord[]>;
+  /** When the endpoint's next retry is due, if one waits. */
+  nextRetryAt(id: string): Promise<string | null>;
+  /** Adds one attempt to the endpoint's delivery log. */
+  logAttempt(id: string, attempt: AttemptRecord): Promise<void>;
+  /** The endpoint's attempts, newest first, before log position `before` (undefined: from the newest), up to `limit`. */
+  attempts(id: string, before: number | undefined, limit: number): Promise<Array<AttemptRecord & { readonly seq: number }>>;
+}
+
+export interface Store extends OrderReads, OrderMoves, Placements, OrderImport, EventLog, KeyStore, RateCounter, StoreHealth {
+  /** Webhook endpoints, their leases, retries and delivery log (./webhooks.ts). */
+  readonly webhooks: WebhookStore;
+}
 
 /**
  * The records of an import, in file order: one at a time, or a batch at a time (as a file is read,

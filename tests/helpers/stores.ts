@@ -136,7 +136,7 @@ function postgresKind(): TestStoreKind {
       const store = await openPostgresStore(url, { poolSize: 4 });
       await sql(
         url,
-        `TRUNCATE orders, api_keys, order_events, key_usage, idempotency_keys;
+        `TRUNCATE orders, api_keys, order_events, key_usage, idempotency_keys, webhook_endpoints, webhook_retries, webhook_attempts;
          UPDATE store_meta SET revision = 0, store_id = substr(md5(random()::text), 1, 16), events_pruned_xid = '0', events_pruned_seq = 0`,
       );
       return {

@@ -1,4 +1,5 @@
 import type { PoolClient } from 'pg';
+import { webhookTables } from '../webhooks';
 import {
   KEY_EXPIRY_AND_ROTATION,
   KEY_SCOPES,
@@ -256,6 +257,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 10, ...keyRateLimits(postgresDialect) },
   { version: 11, ...idempotencyKeys(postgresDialect) },
   { version: 12, ...eventCompleteness('BOOLEAN') },
+  { version: 13, ...webhookTables(postgresDialect) },
 ];
 
 /**

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { webhookTables } from '../webhooks';
 import {
   KEY_EXPIRY_AND_ROTATION,
   KEY_SCOPES,
@@ -295,6 +296,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 9, ...keyRateLimits(sqliteDialect) },
   { version: 10, ...idempotencyKeys(sqliteDialect) },
   { version: 11, ...eventCompleteness('INTEGER CONSTRAINT order_event_complete_boolean CHECK (complete IN (0, 1))') },
+  { version: 12, ...webhookTables(sqliteDialect) },
 ];
 
 /**

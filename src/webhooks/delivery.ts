@@ -1,0 +1,362 @@
+import { randomUUID } from 'node:crypto';
+import os from 'node:os';
+import type { Logger } from '../logger';
+import { orderEventOf } from '../orders/events';
+import {
+  EventsExpiredError,
+  type AttemptOutcome,
+  type EndpointRecord,
+  type EventLog,
+  type EventPosition,
+  type OrderEventRecord,
+  type WebhookStore,
+} from '../store';
+import { errorMessage } from '../thrown';
+import { destinationOf, systemResolve, type AddressRules, type Resolve } from './addresses';
+import { attempt, ATTEMPT_TIMEOUT_MS, delivered, type AttemptResult } from './attempt';
+import { DEFAULT_RETRY_SCHEDULE, DISABLE_AFTER_FAILING_MS, nextWait } from './schedule';
+import { signedHeaders } from './signature';
+
+/**
+ * Delivery from the feed: every event committed after an endpoint was made reaches it at least
+ * once, whatever instance committed it and whatever instances run.
+ *
+ * - **One instance per endpoint.** Each instance claims the endpoints nobody holds (a lease in the
+ *   store, renewed before every attempt), and runs one worker per endpoint it holds. An attempt
+ *   starts only on a freshly renewed lease that outlasts it, and every write it makes holds only
+ *   while the lease does: two instances never attempt the same endpoint at once.
+ * - **At least once.** A worker reads the feed after its endpoint's cursor, and moves the cursor
+ *   past an event only once its outcome is written (delivered, or kept as a retry). A crash between
+ *   an attempt and its record sends the event again. A receiver dedupes by `webhook-id`.
+ * - **Never in the API's way.** Workers run beside the requests; an attempt holds no database
+ *   connection while it waits on its receiver, and one slow receiver holds back only its own
+ *   endpoint's events.
+ * - **Soon.** A commit in this process, or in another sharing the store, wakes every worker
+ *   (EventLog.watchEvents), so the first attempt follows the commit at once.
+ */
+export interface DeliveryOptions {
+  readonly log: EventLog;
+  readonly webhooks: WebhookStore;
+  readonly logger: Logger;
+  readonly rules: AddressRules;
+  /** The waits after each failure, in milliseconds (PETSTORE_WEBHOOK_RETRY_SCHEDULE). */
+  readonly schedule?: readonly number[];
+  /** Checks a body against the document before it is sent: why it breaks it, or undefined. */
+  readonly check?: (event: WebhookEventBody) => string | undefined;
+  /** What each attempt came to, for the metrics. */
+  readonly onAttempt?: (outcome: AttemptOutcome) => void;
+  /** How old the oldest event still to reach an endpoint is, in seconds, each time a worker looks. */
+  readonly onLag?: (endpointId: string, seconds: number) => void;
+  /** Endpoints disabled by delivery (a 410, five days of failures). */
+  readonly onDisabled?: (endpointId: string, reason: string) => void;
+  readonly resolve?: Resolve;
+  readonly attemptTimeoutMs?: number;
+  /** How often an instance looks for endpoints nobody holds (a new one, or one whose holder died). */
+  readonly claimEveryMs?: number;
+}
+
+/** The body of one delivery: the event as the feed serves it, with its id first. */
+export type WebhookEventBody = { readonly id: string } & ReturnType<typeof orderEventOf>;
+
+/** A running delivery; stop() ends its workers and gives their endpoints up for another instance. */
+export interface Delivery {
+  /** Looks for work at once: a new endpoint, a change to one. */
+  wake(): void;
+  stop(): Promise<void>;
+}
+
+/** Events a worker reads from the feed at a time. */
+const PAGE = 50;
+/** Retries a worker takes at a time. */
+const RETRIES = 20;
+/** Endpoints one instance holds at most. */
+const MAX_HELD = 1000;
+/** How often an instance claims endpoints, as shipped. */
+const CLAIM_EVERY_MS = 5_000;
+/** A worker with nothing to do looks again at least this often, renewing its lease. */
+const IDLE_MS = 10_000;
+
+/** The id of an event: its place in the feed, which no other event has, on every store. */
+export function webhookEventId(position: EventPosition): string {
+  return `evt_${position.seq}`;
+}
+
+/** The body of an event's delivery. */
+export function webhookBodyOf(event: OrderEventRecord): WebhookEventBody {
+  return { id: webhookEventId(event.position), ...orderEventOf(event) };
+}
+
+/** Starts delivering from the feed to every enabled endpoint this instance can claim. */
+export function startDelivery(options: DeliveryOptions): Delivery {
+  const owner = `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const workers = new Map<string, Worker>();
+  let stopped = false;
+  let claiming: Promise<void> | undefined;
+
+  const claim = async (): Promise<void> => {
+    if (stopped) return;
+    try {
+      const held = await options.webhooks.claimEndpoints(owner, MAX_HELD);
+      for (const endpoint of held) {
+        if (stopped) break;
+        const running = workers.get(endpoint.id);
+        if (running !== undefined) running.update(endpoint);
+        else {
+          const worker = new Worker(endpoint, owner, options, () => workers.delete(endpoint.id));
+          workers.set(endpoint.id, worker);
+          worker.start();
+        }
+      }
+    } catch (err) {
+      options.logger.warn({ err: errorMessage(err) }, 'webhook endpoints could not be claimed; trying again');
+    }
+  };
+  const claimSoon = (): void => {
+    claiming ??= claim().finally(() => (claiming = undefined));
+  };
+  const timer = setInterval(claimSoon, options.claimEveryMs ?? CLAIM_EVERY_MS);
+  timer.unref();
+  const unwatch = options.log.watchEvents(() => {
+    for (const worker of workers.values()) worker.wake();
+  });
+  claimSoon();
+
+  return {
+    wake: () => {
+      claimSoon();
+      for (const worker of workers.values()) worker.wake();
+    },
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      unwatch();
+      await claiming;
+      await Promise.all([...workers.values()].map((worker) => worker.stop()));
+    },
+  };
+}
+
+/** One endpoint's deliveries, in this instance, while it holds the endpoint's lease. */
+class Worker {
+  #endpoint: EndpointRecord;
+  readonly #owner: string;
+  readonly #options: DeliveryOptions;
+  readonly #done: () => void;
+  #stopped = false;
+  #woken = false;
+  #wakeUp: (() => void) | undefined;
+  #running: Promise<void> | undefined;
+
+  constructor(endpoint: EndpointRecord, owner: string, options: DeliveryOptions, done: () => void) {
+    this.#endpoint = endpoint;
+    this.#owner = owner;
+    this.#options = options;
+    this.#done = done;
+  }
+
+  start(): void {
+    this.#running = this.#run().finally(this.#done);
+  }
+
+  /** A claim read the endpoint again: its url, types or secrets may have changed. */
+  update(endpoint: EndpointRecord): void {
+    this.#endpoint = endpoint;
+    this.wake();
+  }
+
+  wake(): void {
+    this.#woken = true;
+    this.#wakeUp?.();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.wake();
+    await this.#running;
+  }
+
+  get #webhooks(): WebhookStore {
+    return this.#options.webhooks;
+  }
+
+  async #run(): Promise<void> {
+    const id = this.#endpoint.id;
+    try {
+      while (!this.#stopped) {
+        this.#woken = false;
+        // Held, and long enough for an attempt: else another instance may hold it now.
+        const left = await this.#webhooks.renewLease(id, this.#owner);
+        if (left === null || left * 1000 < (this.#options.attemptTimeoutMs ?? ATTEMPT_TIMEOUT_MS) + 5_000) return;
+        const fresh = await this.#webhooks.getEndpoint(id);
+        if (fresh === null || fresh.status !== 'enabled') return;
+        this.#endpoint = fresh;
+        const worked = (await this.#retries()) + (await this.#newEvents());
+        if (this.#stopped) return;
+        if (worked === 0 && !this.#woken) await this.#idle();
+      }
+    } catch (err) {
+      this.#options.logger.warn(
+        { endpointId: id, err: errorMessage(err) },
+        'webhook delivery stopped for this endpoint; it is claimed again',
+      );
+    } finally {
+      await this.#webhooks.releaseLease(id, this.#owner).catch(() => undefined);
+    }
+  }
+
+  /** Waits for a wake, the next retry's time, or IDLE_MS. */
+  async #idle(): Promise<void> {
+    const next = await this.#webhooks.nextRetryAt(this.#endpoint.id);
+    const untilRetry = next === null ? IDLE_MS : Math.max(0, Date.parse(next) - Date.now());
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, Math.min(IDLE_MS, untilRetry));
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.#wakeUp = done;
+    });
+    this.#wakeUp = undefined;
+  }
+
+  /** The retries that are due: each attempted again. How many were attempted. */
+  async #retries(): Promise<number> {
+    const due = await this.#webhooks.dueRetries(this.#endpoint.id, new Date().toISOString(), RETRIES);
+    for (const retry of due) {
+      if (this.#stopped) break;
+      const went = await this.#deliver(retry.eventId, retry.body, retry.attempts + 1);
+      if (went === 'lost') return due.length;
+    }
+    return due.length;
+  }
+
+  /** The events after the cursor: each attempted, then the cursor moved past it. How many were read. */
+  async #newEvents(): Promise<number> {
+    const endpoint = this.#endpoint;
+    let page;
+    try {
+      page = await this.#options.log.readEvents(endpoint.cursor, PAGE);
+    } catch (err) {
+      if (!(err instanceof EventsExpiredError)) throw err;
+      // Events it had not been sent were removed (the feed keeps them for days): it reads on from
+      // the oldest kept, and says so.
+      this.#options.logger.warn({ endpointId: endpoint.id }, 'events this webhook endpoint had not been sent were removed from the feed');
+      page = await this.#options.log.readEvents('oldest', PAGE);
+    }
+    const oldest = page.events[0];
+    this.#options.onLag?.(endpoint.id, oldest === undefined ? 0 : Math.max(0, (Date.now() - Date.parse(oldest.occurredAt)) / 1000));
+    let at = endpoint.cursor;
+    for (const event of page.events) {
+      if (this.#stopped) break;
+      const wanted = endpoint.eventTypes === null || endpoint.eventTypes.includes(event.type);
+      if (wanted) {
+        const body = webhookBodyOf(event);
+        const problem = this.#options.check?.(body);
+        if (problem !== undefined) {
+          // Never sent: the contract check refused it, as it refuses a reply; logged, and kept as failed.
+          this.#options.logger.error(
+            { endpointId: endpoint.id, eventId: body.id, problem },
+            'a webhook body breaks the contract; not sent',
+          );
+          await this.#log(body.id, 1, { error: `the body breaks the contract: ${problem}`, durationMs: 0 }, 'failed');
+        } else if ((await this.#deliver(body.id, JSON.stringify(body), 1)) === 'lost') return page.events.length;
+      }
+      if (!(await this.#webhooks.advanceCursor(endpoint.id, this.#owner, at, event.position))) {
+        // Lost the lease, or the cursor was moved (a replay): read the endpoint again.
+        return page.events.length;
+      }
+      at = event.position;
+      this.#endpoint = { ...this.#endpoint, cursor: at };
+    }
+    if (page.events.length === 0 && (page.next.seq !== at.seq || page.next.tx !== at.tx)) {
+      await this.#webhooks.advanceCursor(endpoint.id, this.#owner, at, page.next);
+    }
+    return page.events.length;
+  }
+
+  /**
+   * One attempt of one event, and what it leads to: delivered; kept for a retry; failed for good
+   * (the schedule spent); or the endpoint disabled (a 410, five days of failures). 'lost' when the
+   * endpoint is no longer this worker's to deliver to.
+   */
+  async #deliver(eventId: string, body: string, attemptNumber: number): Promise<'sent' | 'failed' | 'lost'> {
+    const endpoint = this.#endpoint;
+    const webhooks = this.#webhooks;
+    const url = new URL(endpoint.url);
+    const destination = await destinationOf(url, this.#options.rules, this.#options.resolve ?? systemResolve);
+    let result: AttemptResult;
+    let refused = false;
+    if ('refused' in destination) {
+      refused = true;
+      result = { error: `not sent: ${destination.refused}`, durationMs: 0 };
+    } else {
+      const timestamp = Math.floor(Date.now() / 1000);
+      result = await attempt({
+        url,
+        addresses: destination.addresses,
+        headers: signedHeaders(endpoint.secrets, eventId, timestamp, body),
+        body,
+        ...(this.#options.attemptTimeoutMs === undefined ? {} : { timeoutMs: this.#options.attemptTimeoutMs }),
+      });
+    }
+    const now = Date.now();
+    if (delivered(result)) {
+      await this.#log(eventId, attemptNumber, result, 'delivered');
+      if (attemptNumber > 1) await webhooks.dropRetry(endpoint.id, this.#owner, eventId);
+      if (endpoint.failingSince !== null) {
+        await webhooks.noteFailure(endpoint.id, this.#owner, null);
+        this.#endpoint = { ...this.#endpoint, failingSince: null };
+      }
+      return 'sent';
+    }
+    if (result.status === 410) {
+      await this.#log(eventId, attemptNumber, result, 'failed');
+      await this.#disable('the receiver answered 410 Gone');
+      return 'lost';
+    }
+    const wait = nextWait(attemptNumber, this.#options.schedule ?? DEFAULT_RETRY_SCHEDULE, Math.random(), result.retryAfterMs);
+    if (wait === undefined) {
+      await this.#log(eventId, attemptNumber, result, refused ? 'refused' : 'failed');
+      if (attemptNumber > 1) await webhooks.dropRetry(endpoint.id, this.#owner, eventId);
+    } else {
+      const kept = await webhooks.scheduleRetry(endpoint.id, this.#owner, {
+        eventId,
+        body,
+        attempts: attemptNumber,
+        nextAt: new Date(now + wait).toISOString(),
+      });
+      await this.#log(eventId, attemptNumber, result, refused ? 'refused' : 'retrying');
+      if (!kept) return 'lost';
+    }
+    const since = await webhooks.noteFailure(endpoint.id, this.#owner, new Date(now).toISOString());
+    if (since === false) return 'lost';
+    this.#endpoint = { ...this.#endpoint, failingSince: since };
+    if (since !== null && now - Date.parse(since) >= DISABLE_AFTER_FAILING_MS) {
+      await this.#disable('every attempt failed for five days');
+      return 'lost';
+    }
+    return 'failed';
+  }
+
+  async #log(eventId: string, attemptNumber: number, result: AttemptResult, outcome: AttemptOutcome): Promise<void> {
+    this.#options.onAttempt?.(outcome);
+    await this.#webhooks.logAttempt(this.#endpoint.id, {
+      eventId,
+      attempt: attemptNumber,
+      at: new Date().toISOString(),
+      status: result.status ?? null,
+      error: result.error ?? null,
+      durationMs: result.durationMs,
+      outcome,
+    });
+  }
+
+  async #disable(reason: string): Promise<void> {
+    const id = this.#endpoint.id;
+    if (await this.#webhooks.disableEndpoint(id, this.#owner, reason)) {
+      this.#options.logger.warn({ endpointId: id, reason }, 'webhook endpoint disabled');
+      this.#options.onDisabled?.(id, reason);
+    }
+    this.#stopped = true;
+  }
+}

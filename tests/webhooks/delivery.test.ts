@@ -1,0 +1,171 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import { silentLogger } from '../../src/logger';
+import type { AttemptOutcome, Store } from '../../src/store';
+import { startDelivery, type Delivery, type DeliveryOptions } from '../../src/webhooks/delivery';
+import { newSecret } from '../../src/webhooks/signature';
+import { eachStore, order } from '../helpers/stores';
+import { until } from '../helpers/wait';
+
+// Delivery from the feed, on each store, to real receivers on loopback: every event reaches its
+// endpoint signed, failures are tried again on the schedule, a 410 disables, a refused address is
+// never called, and two instances never attempt one endpoint at once.
+
+/** A receiver on loopback: what it got, and what it answers (by default 204). */
+async function receiver(answer: (count: number) => number | Promise<number> = () => 204) {
+  const got: Array<{ headers: http.IncomingHttpHeaders; body: string }> = [];
+  let inFlight = 0;
+  let mostInFlight = 0;
+  const server = http.createServer((req, res) => {
+    inFlight += 1;
+    mostInFlight = Math.max(mostInFlight, inFlight);
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => (body += chunk));
+    req.on('end', () => {
+      got.push({ headers: req.headers, body });
+      void Promise.resolve(answer(got.length)).then((status) => {
+        inFlight -= 1;
+        res.writeHead(status).end();
+      });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    got,
+    mostInFlight: () => mostInFlight,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+const LOCAL = { allowHttp: true, allowPrivate: true };
+const quiet = silentLogger;
+
+eachStore((suite) => {
+  const store = (): Store => suite.store;
+  const running: Delivery[] = [];
+  afterEach(async () => {
+    await Promise.all(running.splice(0).map((delivery) => delivery.stop()));
+  });
+  const deliver = (on: Store, options: Partial<DeliveryOptions> = {}): Delivery => {
+    const delivery = startDelivery({ log: on, webhooks: on.webhooks, logger: quiet, rules: LOCAL, schedule: [20, 40, 80], ...options });
+    running.push(delivery);
+    return delivery;
+  };
+  const endpoint = async (url: string, secret = newSecret()) => {
+    await store().webhooks.createEndpoint({
+      id: `we_${Math.random().toString(36).slice(2, 12)}`,
+      url,
+      eventTypes: null,
+      description: null,
+      secret,
+      createdAt: new Date().toISOString(),
+      cursor: await store().latestEventPosition(),
+    });
+    return secret;
+  };
+
+  test('every event committed after the endpoint was made reaches it once, in order, signed as Standard Webhooks', async () => {
+    const at = await receiver();
+    try {
+      await store().importOrders([order({ id: 1 })]); // before the endpoint: not sent
+      const secret = await endpoint(at.url);
+      deliver(store());
+      await store().importOrders([order({ id: 2 }), order({ id: 3 })]);
+      await store().cancelOrder(2);
+      await until(() => at.got.length >= 3, 'three deliveries');
+      const bodies = at.got.map(({ headers, body }) => new Webhook(secret).verify(body, headers as Record<string, string>));
+      expect(bodies).toEqual([
+        expect.objectContaining({ type: 'order.created', orderId: 2, order: expect.objectContaining({ id: 2 }) }),
+        expect.objectContaining({ type: 'order.created', orderId: 3 }),
+        { id: expect.stringMatching(/^evt_\d+$/), type: 'order.cancelled', orderId: 2, occurredAt: expect.any(String) },
+      ]);
+      expect(at.got.map(({ headers, body }) => headers['webhook-id'] === (JSON.parse(body) as { id: string }).id)).toEqual([
+        true,
+        true,
+        true,
+      ]);
+      expect(new Set(at.got.map(({ headers }) => headers['webhook-id'])).size).toBe(3);
+    } finally {
+      await at.close();
+    }
+  });
+
+  test('a failed attempt is tried again on the schedule until it is delivered, and the log says so', async () => {
+    // The first two attempts fail: a 500, then a 503 with a Retry-After of 0.
+    const at = await receiver((count) => (count <= 2 ? (count === 1 ? 500 : 503) : 200));
+    const outcomes: AttemptOutcome[] = [];
+    try {
+      await endpoint(at.url);
+      deliver(store(), { onAttempt: (outcome) => outcomes.push(outcome) });
+      await store().importOrders([order({ id: 7 })]);
+      await until(() => outcomes.includes('delivered'), 'the third attempt delivers', 10_000);
+      const [held] = await store().webhooks.listEndpoints('', 1);
+      const log = await store().webhooks.attempts(held!.id, undefined, 10);
+      expect(log.map(({ attempt, status, outcome }) => ({ attempt, status, outcome }))).toEqual([
+        { attempt: 3, status: 200, outcome: 'delivered' },
+        { attempt: 2, status: 503, outcome: 'retrying' },
+        { attempt: 1, status: 500, outcome: 'retrying' },
+      ]);
+      expect(new Set(log.map((each) => each.eventId)).size).toBe(1);
+      expect(await store().webhooks.nextRetryAt(held!.id)).toBeNull();
+      expect((await store().webhooks.getEndpoint(held!.id))?.failingSince).toBeNull();
+    } finally {
+      await at.close();
+    }
+  });
+
+  test('a 410 disables the endpoint at once; an address the rules refuse is never called, and its attempt is logged as refused', async () => {
+    const gone = await receiver(() => 410);
+    const strict = await receiver();
+    try {
+      await endpoint(gone.url);
+      const disabled: string[] = [];
+      deliver(store(), { onDisabled: (id) => disabled.push(id) });
+      await store().importOrders([order({ id: 8 })]);
+      await until(() => disabled.length === 1, 'the endpoint is disabled');
+      expect(await store().webhooks.getEndpoint(disabled[0]!)).toMatchObject({
+        status: 'disabled',
+        disabledReason: 'the receiver answered 410 Gone',
+      });
+      await Promise.all(running.splice(0).map((delivery) => delivery.stop()));
+
+      // Loopback, on a server that does not allow private addresses: refused before any connection.
+      await endpoint(strict.url);
+      const outcomes: AttemptOutcome[] = [];
+      deliver(store(), { rules: { allowHttp: true, allowPrivate: false }, onAttempt: (outcome) => outcomes.push(outcome) });
+      await store().importOrders([order({ id: 9 })]);
+      await until(() => outcomes.length > 0, 'an attempt is logged');
+      expect(outcomes[0]).toBe('refused');
+      const endpoints = await store().webhooks.listEndpoints('', 10);
+      const refused = endpoints.find((each) => each.url === strict.url)!;
+      const [logged] = await store().webhooks.attempts(refused.id, undefined, 1);
+      expect(logged).toMatchObject({ outcome: 'refused', status: null, error: expect.stringContaining('loopback') });
+      expect(strict.got).toEqual([]);
+    } finally {
+      await gone.close();
+      await strict.close();
+    }
+  });
+
+  test('two instances deliver to one endpoint, never at once, and every event arrives', async () => {
+    const slow = await receiver(() => new Promise<number>((resolve) => setTimeout(() => resolve(204), 5)));
+    const other = await suite.fresh.another();
+    try {
+      await endpoint(slow.url);
+      deliver(store());
+      deliver(other);
+      await store().importOrders(Array.from({ length: 20 }, (_, i) => order({ id: 100 + i })));
+      for (let id = 100; id < 110; id += 1) await other.cancelOrder(id);
+      await until(() => new Set(slow.got.map(({ headers }) => headers['webhook-id'])).size >= 30, 'thirty events delivered', 15_000);
+      expect(slow.mostInFlight()).toBe(1);
+    } finally {
+      await Promise.all(running.splice(0).map((delivery) => delivery.stop()));
+      await other.close();
+      await slow.close();
+    }
+  });
+});
