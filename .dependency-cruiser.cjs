@@ -50,9 +50,9 @@ module.exports = {
     {
       name: 'domain-knows-no-http',
       comment:
-        'src/orders and src/keys are the domain: they answer with outcomes and know neither the request path nor what is counted of it; handlers turn outcomes into replies.',
+        'src/orders, src/keys and src/webhooks are the domain: they answer with outcomes and know neither the request path nor what is counted of it; handlers turn outcomes into replies.',
       severity: 'error',
-      from: { path: '^src/(orders|keys)/' },
+      from: { path: '^src/(orders|keys|webhooks)/' },
       to: { path: '^src/(http|handlers|app|server|cli)/|^src/(metrics|app|server)[.]ts$' },
     },
     {

@@ -120,10 +120,354 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description The webhook endpoints of the deployment, in the order they were made, a page at a time.
+         *     Their secrets are never shown here: only when an endpoint is made, or its secret rotated.
+         *     (3.2)
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Make a webhook endpoint
+         * @description Makes an endpoint, enabled: every event committed from now on (of its `events`, or of
+         *     every type) is sent to its `url`. The answer holds its `secret`, which signs every
+         *     delivery; it is shown this once. The `url` must be `https` (unless the deployment allows
+         *     `http`), and must not name a loopback, private, link-local or metadata address (unless the
+         *     deployment allows them): one that does is a `400` whose message names the rule. (3.2)
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{endpointId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a webhook endpoint
+         * @description One endpoint, without its secret. (3.2)
+         */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a webhook endpoint
+         * @description Removes the endpoint with its delivery log; nothing more is sent to it. (3.2)
+         */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook endpoint, or enable it again
+         * @description Changes what the body gives: `url` (checked as when it is made), `events` (`null` for
+         *     every type), `description` (`null` for none), `status`. `status: enabled` turns a disabled
+         *     endpoint back on, with its failures forgotten: sending resumes from where it stopped.
+         *     (3.2)
+         */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/webhook-endpoints/{endpointId}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Give a webhook endpoint a new secret
+         * @description A new secret, shown this once. For 24 hours the old one signs every delivery beside it
+         *     (the `webhook-signature` header holds both), so that the receiver can change its secret
+         *     without refusing one delivery. (3.2)
+         */
+        post: operations["rotateWebhookEndpointSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{endpointId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an endpoint's delivery log
+         * @description Every attempt to deliver to the endpoint, newest first, a page at a time: the status the
+         *     receiver answered, or the error when none was, and what came of it. (3.2)
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{endpointId}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send an endpoint's events again since a time
+         * @description Sends the endpoint again every event committed since `since` that the feed still keeps
+         *     (of its `events`), in the feed's order, each with the `webhook-id` it had. The answer says
+         *     how many. (3.2)
+         */
+        post: operations["replayWebhookEvents"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "order.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An order was created
+         * @description Sent to every enabled endpoint that asked for `order.created` (or for every type) when an
+         *     order is created: placed, or imported by the operator. The body is the feed's event, with
+         *     its `id`. (3.2)
+         */
+        post: operations["orderCreatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.shipped": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An order shipped
+         * @description Sent to every enabled endpoint that asked for `order.shipped` (or for every type) when an
+         *     order ships. `order` is the order after shipping. (3.2)
+         */
+        post: operations["orderShippedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An order was cancelled
+         * @description Sent to every enabled endpoint that asked for `order.cancelled` (or for every type) when an
+         *     order is cancelled. There is no `order`: the order is gone for clients. (3.2)
+         */
+        post: operations["orderCancelledWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
+        /**
+         * @description A webhook endpoint's identifier; ids sort in the order their endpoints were made.
+         * @example we_0mhz3k1x2a7b9c4d5e6f
+         */
+        WebhookEndpointId: string;
+        /**
+         * @description An event's id, the same on every attempt to deliver it, and to every endpoint.
+         * @example evt_1042
+         */
+        WebhookEventId: string;
+        /**
+         * @description A type of event an endpoint may ask for.
+         * @enum {string}
+         */
+        WebhookEventType: "order.created" | "order.shipped" | "order.cancelled";
+        /**
+         * Format: uri
+         * @description Where deliveries are sent: an absolute `https` URL (`http` only where the deployment
+         *     allows it), without user name, password or fragment, whose host is not a loopback,
+         *     private, link-local or metadata address (unless the deployment allows them).
+         * @example https://hooks.example.com/petstore
+         */
+        WebhookUrl: string;
+        /** @description A webhook endpoint. `events` is absent when every type is sent; `disabledReason` is present when it was disabled. */
+        WebhookEndpoint: {
+            id: components["schemas"]["WebhookEndpointId"];
+            url: components["schemas"]["WebhookUrl"];
+            /** @description The event types sent to it; absent for every type. */
+            events?: components["schemas"]["WebhookEventType"][];
+            /** @description What the endpoint is for, as its maker wrote it. */
+            description?: string;
+            /**
+             * @description `enabled`: deliveries are sent. `disabled`: none is sent until it is enabled again.
+             * @enum {string}
+             */
+            status: "enabled" | "disabled";
+            /** @description Why it was disabled, when it is. */
+            disabledReason?: string;
+            createdAt: components["schemas"]["DateTime"];
+        };
+        /** @description An endpoint as it is made, or its secret rotated, with the secret that signs its deliveries, shown only then. */
+        WebhookEndpointWithSecret: {
+            id: components["schemas"]["WebhookEndpointId"];
+            url: components["schemas"]["WebhookUrl"];
+            /** @description The event types sent to it; absent for every type. */
+            events?: components["schemas"]["WebhookEventType"][];
+            /** @description What the endpoint is for, as its maker wrote it. */
+            description?: string;
+            /**
+             * @description `enabled`: deliveries are sent. `disabled`: none is sent until it is enabled again.
+             * @enum {string}
+             */
+            status: "enabled" | "disabled";
+            /** @description Why it was disabled, when it is. */
+            disabledReason?: string;
+            createdAt: components["schemas"]["DateTime"];
+            /** @description `whsec_` and the base64 of 32 random bytes: the key of every delivery's signature. Keep it secret. */
+            secret: string;
+        };
+        /** @description A webhook endpoint to make. */
+        NewWebhookEndpoint: {
+            url: components["schemas"]["WebhookUrl"];
+            /** @description The event types to send; every type when absent. */
+            events?: components["schemas"]["WebhookEventType"][];
+            /** @description What the endpoint is for. */
+            description?: string;
+        };
+        /** @description What to change of a webhook endpoint; what is absent stays as it is. */
+        WebhookEndpointChange: {
+            url?: components["schemas"]["WebhookUrl"];
+            /** @description The event types to send; `null` for every type. */
+            events?: components["schemas"]["WebhookEventType"][] | null;
+            /** @description What the endpoint is for; `null` for nothing. */
+            description?: string | null;
+            /**
+             * @description `enabled` turns a disabled endpoint back on; `disabled` stops its deliveries.
+             * @enum {string}
+             */
+            status?: "enabled" | "disabled";
+        };
+        /** @description A page of webhook endpoints, in the order they were made. */
+        WebhookEndpointPage: {
+            endpoints: components["schemas"]["WebhookEndpoint"][];
+            /** @description Where the next page starts; `null` after the last. */
+            nextCursor: components["schemas"]["Cursor"] | null;
+        };
+        /** @description One attempt to deliver an event to an endpoint. */
+        WebhookDelivery: {
+            eventId: components["schemas"]["WebhookEventId"];
+            /**
+             * Format: int32
+             * @description 1 for the event's first attempt at this endpoint.
+             */
+            attempt: number;
+            at: components["schemas"]["DateTime"];
+            /**
+             * Format: int32
+             * @description The status the receiver answered, when it answered.
+             */
+            status?: number;
+            /** @description Why there was no answer, or why nothing was sent (an address the rules refuse). */
+            error?: string;
+            /** @description How long the attempt took, in milliseconds. */
+            durationMs: number;
+            /**
+             * @description `delivered`; `retrying` (it failed, and is tried again); `failed` (it failed, and
+             *     will not be tried again: the schedule is spent, or the endpoint was disabled);
+             *     `refused` (not sent: its address is one the rules refuse).
+             * @enum {string}
+             */
+            outcome: "delivered" | "retrying" | "failed" | "refused";
+        };
+        /** @description A page of an endpoint's delivery log, newest first. */
+        WebhookDeliveryPage: {
+            deliveries: components["schemas"]["WebhookDelivery"][];
+            /** @description Where the next page starts; `null` after the last. */
+            nextCursor: components["schemas"]["Cursor"] | null;
+        };
+        /** @description Which events to send again. */
+        WebhookReplay: {
+            since: components["schemas"]["DateTime"];
+        };
+        /** @description How many events will be sent again. */
+        WebhookReplayAccepted: {
+            /** Format: int64 */
+            events: number;
+        };
+        /** @description The body of an `order.created` delivery. */
+        OrderCreatedWebhook: {
+            id: components["schemas"]["WebhookEventId"];
+            /** @constant */
+            type: "order.created";
+            orderId: components["schemas"]["Id"];
+            occurredAt: components["schemas"]["DateTime"];
+            order: components["schemas"]["Order"];
+        };
+        /** @description The body of an `order.shipped` delivery. */
+        OrderShippedWebhook: {
+            id: components["schemas"]["WebhookEventId"];
+            /** @constant */
+            type: "order.shipped";
+            orderId: components["schemas"]["Id"];
+            occurredAt: components["schemas"]["DateTime"];
+            order: components["schemas"]["Order"];
+        };
+        /** @description The body of an `order.cancelled` delivery. */
+        OrderCancelledWebhook: {
+            id: components["schemas"]["WebhookEventId"];
+            /** @constant */
+            type: "order.cancelled";
+            orderId: components["schemas"]["Id"];
+            occurredAt: components["schemas"]["DateTime"];
+        };
         /**
          * Format: int64
          * @description An identifier, an integer within JavaScript's safe range so that no client rounds it.
@@ -263,6 +607,53 @@ export interface components {
         };
     };
     responses: {
+        /** @description No webhook endpoint has this id. */
+        WebhookEndpointNotFound: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "webhook_endpoint_not_found",
+                 *       "message": "Webhook endpoint we_0mhz3k1x2a7b9c4d5e6f was not found",
+                 *       "status": 404
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The receiver has the event. The body, if any, is not read. */
+        WebhookReceived: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /** @description The receiver wants no more deliveries. The endpoint is disabled at once. */
+        WebhookGone: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /**
+         * @description Any other answer, a redirect (not followed), or none within 15 seconds: the delivery
+         *     failed, and is tried again after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h and 24 h
+         *     (each up to 10% later). A `429` or `503` with `Retry-After` waits at least that long. An
+         *     endpoint that has failed every attempt for five days is disabled.
+         */
+        WebhookFailed: {
+            headers: {
+                /** @description How long to wait before the next attempt, in seconds or as an HTTP date; honoured on a `429` or `503`. */
+                "Retry-After"?: string;
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
         /** @description The request is malformed; `message` says which part. */
         BadRequest: {
             headers: {
@@ -436,6 +827,25 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description Identifier of the webhook endpoint, as it was given when it was made.
+         * @example we_0mhz3k1x2a7b9c4d5e6f
+         */
+        endpointId: components["schemas"]["WebhookEndpointId"];
+        /** @description The event's id, the same on every attempt, by which the receiver drops a delivery it already has. */
+        webhookId: components["schemas"]["WebhookEventId"];
+        /**
+         * @description When this attempt was signed, in whole seconds since the Unix epoch. A receiver refuses one far from its clock.
+         * @example 1795750000
+         */
+        webhookTimestamp: string;
+        /**
+         * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed
+         *     with the bytes of the endpoint's secret (base64 after `whsec_`), as Standard Webhooks
+         *     signs. While a secret is rotated, two such signatures separated by a space: one of them
+         *     matches.
+         */
+        webhookSignature: string;
         /**
          * @description Identifier of the order. Only the plain decimal form of an integer
          *     is accepted (`42`, `-7`); forms such as `042`, `+42`, `4.2e1` or `0x2a`, and
@@ -898,6 +1308,432 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: {
+                /** @description The `nextCursor` of an earlier page. */
+                after?: components["schemas"]["Cursor"];
+                /** @description The most endpoints the page holds. */
+                limit?: components["schemas"]["PageLimit"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of endpoints, and where the next one starts. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.example.com/petstore",
+                 *       "events": [
+                 *         "order.created",
+                 *         "order.shipped"
+                 *       ],
+                 *       "description": "fulfilment"
+                 *     }
+                 */
+                "application/json": components["schemas"]["NewWebhookEndpoint"];
+            };
+        };
+        responses: {
+            /** @description The endpoint, with its secret (shown only now), at its address. */
+            201: {
+                headers: {
+                    /** @description The endpoint's address. */
+                    Location?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the webhook endpoint, as it was given when it was made.
+                 * @example we_0mhz3k1x2a7b9c4d5e6f
+                 */
+                endpointId: components["parameters"]["endpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the webhook endpoint, as it was given when it was made.
+                 * @example we_0mhz3k1x2a7b9c4d5e6f
+                 */
+                endpointId: components["parameters"]["endpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the webhook endpoint, as it was given when it was made.
+                 * @example we_0mhz3k1x2a7b9c4d5e6f
+                 */
+                endpointId: components["parameters"]["endpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "status": "enabled"
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEndpointChange"];
+            };
+        };
+        responses: {
+            /** @description The endpoint, changed. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rotateWebhookEndpointSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the webhook endpoint, as it was given when it was made.
+                 * @example we_0mhz3k1x2a7b9c4d5e6f
+                 */
+                endpointId: components["parameters"]["endpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint, with its new secret (shown only now). */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description The `nextCursor` of an earlier page. */
+                after?: components["schemas"]["Cursor"];
+                /** @description The most attempts the page holds. */
+                limit?: components["schemas"]["PageLimit"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the webhook endpoint, as it was given when it was made.
+                 * @example we_0mhz3k1x2a7b9c4d5e6f
+                 */
+                endpointId: components["parameters"]["endpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of attempts, newest first, and where the next one starts. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    replayWebhookEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Identifier of the webhook endpoint, as it was given when it was made.
+                 * @example we_0mhz3k1x2a7b9c4d5e6f
+                 */
+                endpointId: components["parameters"]["endpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "since": "2026-11-27T09:00:00Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookReplay"];
+            };
+        };
+        responses: {
+            /** @description The events that will be sent again. */
+            202: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookReplayAccepted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    orderCreatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt, by which the receiver drops a delivery it already has. */
+                "webhook-id": components["parameters"]["webhookId"];
+                /**
+                 * @description When this attempt was signed, in whole seconds since the Unix epoch. A receiver refuses one far from its clock.
+                 * @example 1795750000
+                 */
+                "webhook-timestamp": components["parameters"]["webhookTimestamp"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed
+                 *     with the bytes of the endpoint's secret (base64 after `whsec_`), as Standard Webhooks
+                 *     signs. While a secret is rotated, two such signatures separated by a space: one of them
+                 *     matches.
+                 */
+                "webhook-signature": components["parameters"]["webhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderCreatedWebhook"];
+            };
+        };
+        responses: {
+            410: components["responses"]["WebhookGone"];
+            "2XX": components["responses"]["WebhookReceived"];
+            default: components["responses"]["WebhookFailed"];
+        };
+    };
+    orderShippedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt, by which the receiver drops a delivery it already has. */
+                "webhook-id": components["parameters"]["webhookId"];
+                /**
+                 * @description When this attempt was signed, in whole seconds since the Unix epoch. A receiver refuses one far from its clock.
+                 * @example 1795750000
+                 */
+                "webhook-timestamp": components["parameters"]["webhookTimestamp"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed
+                 *     with the bytes of the endpoint's secret (base64 after `whsec_`), as Standard Webhooks
+                 *     signs. While a secret is rotated, two such signatures separated by a space: one of them
+                 *     matches.
+                 */
+                "webhook-signature": components["parameters"]["webhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderShippedWebhook"];
+            };
+        };
+        responses: {
+            410: components["responses"]["WebhookGone"];
+            "2XX": components["responses"]["WebhookReceived"];
+            default: components["responses"]["WebhookFailed"];
+        };
+    };
+    orderCancelledWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt, by which the receiver drops a delivery it already has. */
+                "webhook-id": components["parameters"]["webhookId"];
+                /**
+                 * @description When this attempt was signed, in whole seconds since the Unix epoch. A receiver refuses one far from its clock.
+                 * @example 1795750000
+                 */
+                "webhook-timestamp": components["parameters"]["webhookTimestamp"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed
+                 *     with the bytes of the endpoint's secret (base64 after `whsec_`), as Standard Webhooks
+                 *     signs. While a secret is rotated, two such signatures separated by a space: one of them
+                 *     matches.
+                 */
+                "webhook-signature": components["parameters"]["webhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderCancelledWebhook"];
+            };
+        };
+        responses: {
+            410: components["responses"]["WebhookGone"];
+            "2XX": components["responses"]["WebhookReceived"];
+            default: components["responses"]["WebhookFailed"];
         };
     };
 }

@@ -36,6 +36,23 @@ const errorCodes = (document) => {
 };
 
 /**
+ * The operationIds of a document's `webhooks` (OpenAPI 3.1): requests the service sends, not
+ * operations it serves, so no handler answers them.
+ */
+const webhookOperationIds = (document) =>
+  Object.values(parse(readFileSync(path.join(root, document), 'utf8'))?.webhooks ?? {}).flatMap((item) =>
+    Object.values(item ?? {})
+      .map((operation) => operation?.operationId)
+      .filter((id) => typeof id === 'string'),
+  );
+
+/** A version's served operations: openapi-typescript's, without its webhooks'. */
+const servedOperations = ({ version, document }) => {
+  const webhooks = webhookOperationIds(document);
+  return webhooks.length === 0 ? version : `Omit<${version}, ${webhooks.map((id) => `'${id}'`).join(' | ')}>`;
+};
+
+/**
  * generated/versions.ts: each version's operations and error codes, so that a version listed in
  * spec/documents.json needs no hand edit.
  */
@@ -45,9 +62,9 @@ const versionsModule = () =>
     '// Written by `npm run generate` from spec/documents.json; do not edit.',
     ...documents.map(({ version, types }) => `import type { operations as ${version} } from './${path.basename(types, '.ts')}';`),
     '',
-    "/** The operations of each version's document, as openapi-typescript generated them. */",
+    "/** The operations each version's document serves, as openapi-typescript generated them (its webhooks' are requests it sends). */",
     'export interface VersionOperations {',
-    ...documents.map(({ version }) => `  ${version}: ${version};`),
+    ...documents.map((entry) => `  ${entry.version}: ${servedOperations(entry)};`),
     '}',
     '',
     "/** The error codes each version's document lists: its closed `Error.code` enum, or the codes known in its open set. */",

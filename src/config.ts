@@ -4,6 +4,8 @@ import path from 'node:path';
 import { commaList } from './comma-list';
 import { NO_LIMIT, parsePolicies, type Policy } from './rate-policy';
 import { errorMessage } from './thrown';
+import { ATTEMPT_TIMEOUT_MS } from './webhooks/attempt';
+import { DEFAULT_RETRY_SCHEDULE, parseSchedule } from './webhooks/schedule';
 
 /** The validated, frozen runtime configuration. Nothing else reads `process.env`. */
 export interface Config {
@@ -39,6 +41,8 @@ export interface Config {
   readonly corsOrigins: readonly string[];
   /** Hours a placement's Idempotency-Key is kept (PETSTORE_IDEMPOTENCY_HOURS). */
   readonly idempotencyHours: number;
+  /** Where webhooks may be sent, and when a failed delivery is tried again. */
+  readonly webhooks: WebhookOptions;
   /**
    * How the CLI's commands are run here, for the commands the banners suggest: from a checkout,
    * `bin/petstore-orders`, after `scripts/with-node.sh 24` when that script runs this process on a
@@ -118,6 +122,29 @@ export const DEFAULT_IDEMPOTENCY_HOURS = 24;
 /** The change feed: days its events are kept, and how many requests may wait for events at once. */
 export const DEFAULT_FEED = Object.freeze({ retentionDays: 30, maxWaiting: 1000 });
 
+/** Where webhooks may be sent, and when a failed delivery is tried again. */
+export interface WebhookOptions {
+  /** Whether an endpoint's URL may be `http` (PETSTORE_WEBHOOK_ALLOW_HTTP); `https` only by default. */
+  readonly allowHttp: boolean;
+  /** Whether an endpoint may be at a loopback, private or link-local address (PETSTORE_WEBHOOK_ALLOW_PRIVATE), for local use. */
+  readonly allowPrivate: boolean;
+  /** The waits after each failed attempt, in milliseconds (PETSTORE_WEBHOOK_RETRY_SCHEDULE). */
+  readonly retrySchedule: readonly number[];
+  /** How long one attempt may take (PETSTORE_WEBHOOK_TIMEOUT_MS); an endpoint's lease is four of them. */
+  readonly attemptTimeoutMs: number;
+}
+
+/** Webhooks as shipped: `https`, public addresses, the schedule of DESIGN (5 s to 24 h). */
+export const DEFAULT_WEBHOOKS: WebhookOptions = Object.freeze({
+  allowHttp: false,
+  allowPrivate: false,
+  retrySchedule: DEFAULT_RETRY_SCHEDULE,
+  attemptTimeoutMs: ATTEMPT_TIMEOUT_MS,
+});
+
+/** Webhooks for a demo on one machine: its receivers are local, so `http` and loopback are allowed. */
+export const LOCAL_WEBHOOKS: WebhookOptions = Object.freeze({ ...DEFAULT_WEBHOOKS, allowHttp: true, allowPrivate: true });
+
 /** Orders per chunk of a streamed list: each chunk one read of the store and one write to the socket. */
 export const DEFAULT_LIST_CHUNK_ITEMS = 1000;
 
@@ -136,6 +163,8 @@ export interface ServiceOptions {
   readonly idempotencyHours: number;
   /** Orders per chunk of a streamed list. */
   readonly listChunkItems: number;
+  /** Where webhooks may be sent, and when a failed delivery is tried again. */
+  readonly webhooks: WebhookOptions;
 }
 
 /** The service's options: those given, and this file's default for each of the others. */
@@ -146,13 +175,14 @@ export function serviceOptions(given: Partial<ServiceOptions> = {}): ServiceOpti
     corsOrigins: given.corsOrigins ?? [],
     idempotencyHours: given.idempotencyHours ?? DEFAULT_IDEMPOTENCY_HOURS,
     listChunkItems: given.listChunkItems ?? DEFAULT_LIST_CHUNK_ITEMS,
+    webhooks: given.webhooks ?? DEFAULT_WEBHOOKS,
   };
 }
 
 /** The service's options a configuration gives. */
 export function serviceOptionsOf(config: Config): ServiceOptions {
-  const { admission, rateLimit, corsOrigins, idempotencyHours } = config;
-  return serviceOptions({ admission, rateLimit, corsOrigins, idempotencyHours });
+  const { admission, rateLimit, corsOrigins, idempotencyHours, webhooks } = config;
+  return serviceOptions({ admission, rateLimit, corsOrigins, idempotencyHours, webhooks });
 }
 
 /**
@@ -239,6 +269,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     rateLimit: Object.freeze(rateLimit(env)),
     corsOrigins: Object.freeze(corsOrigins(env)),
     idempotencyHours: number(env, 'PETSTORE_IDEMPOTENCY_HOURS', DEFAULT_IDEMPOTENCY_HOURS, 1),
+    webhooks: Object.freeze({
+      allowHttp: flag(env, 'PETSTORE_WEBHOOK_ALLOW_HTTP', false),
+      allowPrivate: flag(env, 'PETSTORE_WEBHOOK_ALLOW_PRIVATE', false),
+      retrySchedule: retrySchedule(env),
+      attemptTimeoutMs: number(env, 'PETSTORE_WEBHOOK_TIMEOUT_MS', ATTEMPT_TIMEOUT_MS, 100),
+    }),
   });
 }
 
@@ -299,6 +335,15 @@ function number(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0)
     throw new ConfigError(`${name} must be a whole number${min > 0 ? ` of at least ${min}` : ''}, got "${raw}"`);
   }
   return Number(raw);
+}
+
+/** PETSTORE_WEBHOOK_RETRY_SCHEDULE: durations separated by commas, or the schedule as shipped. */
+function retrySchedule(env: NodeJS.ProcessEnv): readonly number[] {
+  const raw = nonEmpty(env.PETSTORE_WEBHOOK_RETRY_SCHEDULE);
+  if (raw === undefined) return DEFAULT_RETRY_SCHEDULE;
+  const parsed = parseSchedule(raw);
+  if ('problem' in parsed) throw new ConfigError(`PETSTORE_WEBHOOK_RETRY_SCHEDULE ${parsed.problem}, got "${raw}"`);
+  return parsed;
 }
 
 /** A yes-or-no variable: `true` or `1`, `false` or `0` (any case), or its default when unset. */

@@ -11,6 +11,7 @@ export const ERRORS: { readonly [C in ErrorCode]: { readonly status: number; rea
   pet_not_found: { status: 404, message: 'The pet was not found' },
   not_found: { status: 404, message: 'No operation exists at this path' },
   method_not_allowed: { status: 405, message: 'This method is not allowed on this path' },
+  webhook_endpoint_not_found: { status: 404, message: 'The webhook endpoint was not found' },
   order_already_shipped: { status: 409, message: 'The order has already shipped and cannot be cancelled' },
   idempotency_key_in_use: { status: 409, message: 'A placement with this Idempotency-Key is still running' },
   idempotency_key_reused: { status: 422, message: 'This Idempotency-Key was used with another request body' },

@@ -30,6 +30,14 @@ export interface Metrics {
   authRefusal(reason: AuthRefusalReason): void;
   /** Counts what a placement (placeOrder) came to: the store's PlaceOutcome, which this floor does not import. */
   placement(outcome: string): void;
+  /** Counts one webhook attempt by what it came to: delivered, retrying, failed or refused. */
+  webhookAttempt(outcome: string): void;
+  /** Sets how old, in seconds, the oldest event still to reach an endpoint is (0 when it has them all). */
+  webhookLag(endpointId: string, seconds: number): void;
+  /** Forgets an endpoint's lag: this instance no longer delivers to it. */
+  webhookLagGone(endpointId: string): void;
+  /** Sets the number of webhook endpoints that are disabled. */
+  webhookEndpointsDisabled(count: number): void;
   /** Whether a request may read /metrics: always without a token, else only with `Bearer <token>`. */
   allowed(authorization: string | undefined): boolean;
 }
@@ -131,6 +139,23 @@ export function createMetrics(
     labelNames: ['outcome'] as const,
     registers: [registry],
   });
+  const webhookAttempts = new Counter({
+    name: 'petstore_webhook_deliveries_total',
+    help: 'Webhook attempts by what they came to: "delivered" (a 2xx), "retrying" (failed; tried again), "failed" (failed; not tried again), "refused" (not sent: an address the rules refuse)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const webhookLag = new Gauge({
+    name: 'petstore_webhook_oldest_undelivered_seconds',
+    help: 'For each webhook endpoint this instance delivers to, how old the oldest event still to reach it is (0 when it has them all)',
+    labelNames: ['endpoint'] as const,
+    registers: [registry],
+  });
+  const webhooksDisabled = new Gauge({
+    name: 'petstore_webhook_endpoints_disabled',
+    help: 'Webhook endpoints disabled (by hand, by a 410, or after five days of failures): nothing is sent to them until they are enabled',
+    registers: [registry],
+  });
   const { logDrops } = options;
   if (logDrops !== undefined) {
     new Counter({
@@ -165,6 +190,10 @@ export function createMetrics(
     admissionWait: (seconds) => admissionWait.observe(seconds),
     authRefusal: (reason) => authRefusals.inc({ reason }),
     placement: (outcome) => placements.inc({ outcome }),
+    webhookAttempt: (outcome) => webhookAttempts.inc({ outcome }),
+    webhookLag: (endpoint, seconds) => webhookLag.set({ endpoint }, seconds),
+    webhookLagGone: (endpoint) => webhookLag.remove({ endpoint }),
+    webhookEndpointsDisabled: (count) => webhooksDisabled.set(count),
     // Compared by hash, in constant time, so the comparison leaks nothing about the token.
     allowed: (authorization) =>
       expected === undefined ||

@@ -11,6 +11,9 @@ import { logOutputOf, silentLogger, type Logger } from './logger';
 import { EventFeed, type EventFeedOptions } from './feed/event-feed';
 import { createMetrics } from './metrics';
 import { startRetention } from './retention';
+import { loadDocument, specPath } from './contract/document';
+import { webhookBodyCheck } from './contract/webhooks';
+import { startDelivery } from './webhooks/delivery';
 import type { Store } from './store';
 
 /** Options for a listening server. */
@@ -124,6 +127,20 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     ...service,
   });
   const stopRetention = startRetention(store, { eventDays: feed.retentionDays, idempotencyHours: service.idempotencyHours }, logger);
+  // Webhooks are sent beside the requests, from the feed, each body checked against v3's document first.
+  const delivery = startDelivery({
+    log: store,
+    webhooks: store.webhooks,
+    logger,
+    rules: service.webhooks,
+    schedule: service.webhooks.retrySchedule,
+    attemptTimeoutMs: service.webhooks.attemptTimeoutMs,
+    check: await webhookBodyCheck(loadDocument(specPath('v3')), 'v3'),
+    onAttempt: (outcome) => metrics.webhookAttempt(outcome),
+    onLag: (endpoint, seconds) => metrics.webhookLag(endpoint, seconds),
+    onLagGone: (endpoint) => metrics.webhookLagGone(endpoint),
+    onDisabledCount: (count) => metrics.webhookEndpointsDisabled(count),
+  });
   const server = createHttpServer(app, limits, logger);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -152,7 +169,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         server.closeAllConnections();
       }, options.shutdownTimeoutMs);
       timer.unref();
-      await drained;
+      // Deliveries end with the requests: each worker finishes its attempt and gives its endpoint up.
+      await Promise.all([drained, delivery.stop()]);
       clearTimeout(timer);
       await store.close();
     })();

@@ -180,7 +180,47 @@ export async function checkDeployment(options: DeploymentCheckOptions): Promise<
     );
   }
   if (declares('placeOrder')) await checkPlacement(call, check, expectAnswer, auth, prefix, options.writes?.place === true, unknown);
+  if (declares('listWebhookEndpoints')) await checkWebhookEndpoints(call, check, expectAnswer, auth, prefix);
   return results;
+}
+
+/**
+ * The webhook endpoint operations (3.2), without making one (an endpoint made here would be sent
+ * the deployment's events): the list; every operation on an id no endpoint has, a 404; an endpoint
+ * at a URL no deployment takes, a 400 that makes nothing.
+ */
+async function checkWebhookEndpoints(
+  call: Call,
+  check: Check,
+  expectAnswer: ExpectAnswer,
+  auth: Record<string, string>,
+  prefix: string,
+): Promise<void> {
+  await check('listWebhookEndpoints: 200, a page of endpoints, none with its secret', async () => {
+    const answer = await call('GET', `${prefix}/webhook-endpoints?limit=10`, auth);
+    return expectAnswer(answer, 200, 'listWebhookEndpoints') ?? (answer.text.includes('whsec_') ? 'a secret is shown in the list' : null);
+  });
+  await check('createWebhookEndpoint at an ftp: URL: 400 Error', async () =>
+    expectAnswer(
+      await call('POST', `${prefix}/webhook-endpoints`, auth, { url: 'ftp://contract-check.invalid/' }),
+      400,
+      'createWebhookEndpoint',
+    ),
+  );
+  const missing = `${prefix}/webhook-endpoints/we_000000000contractcheck`;
+  const unknownEndpoint: Array<[string, string, string, unknown]> = [
+    ['GET', missing, 'getWebhookEndpoint', undefined],
+    ['PATCH', missing, 'updateWebhookEndpoint', { status: 'enabled' }],
+    ['DELETE', missing, 'deleteWebhookEndpoint', undefined],
+    ['POST', `${missing}/rotate-secret`, 'rotateWebhookEndpointSecret', undefined],
+    ['GET', `${missing}/deliveries`, 'listWebhookDeliveries', undefined],
+    ['POST', `${missing}/replay`, 'replayWebhookEvents', { since: '2026-01-01T00:00:00Z' }],
+  ];
+  for (const [method, path, operationId, body] of unknownEndpoint) {
+    await check(`${operationId} of an unknown endpoint: 404 Error`, async () =>
+      expectAnswer(await call(method, path, auth, body), 404, operationId),
+    );
+  }
 }
 
 /**

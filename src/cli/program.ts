@@ -22,7 +22,17 @@ import { DEMO_POLICIES, seedDemo } from '../demo';
 import { SERVE_V8_FLAGS, closeOnSignals, exitOnFatalErrors, setServeV8Flags, startServer } from '../server';
 import { commaList } from '../comma-list';
 import { formatPolicies, parsePolicies } from '../rate-policy';
-import { DuplicateKeyNameError, openStore, storeLocation, type KeyPolicies, type Store } from '../store';
+import {
+  DuplicateKeyNameError,
+  openStore,
+  storeLocation,
+  WEBHOOK_EVENT_TYPES,
+  type KeyPolicies,
+  type Store,
+  type WebhookEventType,
+} from '../store';
+import { createEndpoint, deliveryPage, endpointPage, updateEndpoint, type EndpointView } from '../webhooks/endpoints';
+import { isDateTime } from '../date-time';
 
 /**
  * Where the CLI reads and writes; injected so that tests can capture it. A writer may return a
@@ -121,7 +131,11 @@ function buildProgram(io: CliIO): Command {
         limits: cfg.limits,
         metricsToken: cfg.metricsToken,
         feed: cfg.feed,
-        service: serviceOptionsOf(cfg),
+        // A demo's webhook receivers are on the same machine: http and loopback are allowed.
+        service:
+          options.demo && !cfg.production
+            ? { ...serviceOptionsOf(cfg), webhooks: { ...cfg.webhooks, allowHttp: true, allowPrivate: true } }
+            : serviceOptionsOf(cfg),
       });
       closeOnSignals(server, logger, cfg.shutdownTimeoutMs);
       // Seeded once the server listens: a key made by a server that then could not listen would
@@ -249,6 +263,109 @@ function buildProgram(io: CliIO): Command {
       const revoked = await withStore(config(), (store) => store.revokeKey(name));
       if (!revoked) throw new CliError(`NAME: no active key is named "${name}"`);
       await io.stdout(`revoked ${name}\n`);
+    });
+
+  const webhooks = program.command('webhooks').description('manage webhook endpoints: where each change to an order is sent (v3.2)');
+  const webhookUrls = () => ({ rules: config().webhooks });
+  const eventsOption = (value: string): WebhookEventType[] =>
+    parsedOption(() =>
+      commaList('--events', value, 'event type').map((type) => {
+        const known = WEBHOOK_EVENT_TYPES.find((each) => each === type);
+        if (known === undefined) throw new Error(`--events: "${type}" is not an event type (${WEBHOOK_EVENT_TYPES.join(', ')})`);
+        return known;
+      }),
+    );
+  webhooks
+    .command('add')
+    .description(
+      'make a webhook endpoint: every change committed from now on is sent to URL; prints its id and its secret, shown only this once',
+    )
+    .argument('<url>', 'where deliveries are sent: https, at a public address (unless the deployment allows http or private addresses)')
+    .option('--events <list>', `the event types to send, comma-separated (default: every type: ${WEBHOOK_EVENT_TYPES.join(',')})`)
+    .option('--description <text>', 'what the endpoint is for')
+    .action(async (url: string, options: { events?: string; description?: string }) => {
+      const events = options.events === undefined ? undefined : eventsOption(options.events);
+      if (options.description !== undefined && options.description.length > 500)
+        throw new CliError('--description: at most 500 characters');
+      const made = await withStore(config(), (store) =>
+        createEndpoint(store, { url, events, description: options.description }, webhookUrls()),
+      );
+      if ('refused' in made) throw new CliError(`URL: ${made.refused.replace(/^url:? /, '')}`);
+      if ('missing' in made) throw new CliError('the endpoint was not made');
+      await io.stdout(`id: ${made.done.id}\nsecret: ${made.done.secret}\n`);
+    });
+  webhooks
+    .command('list')
+    .description('list webhook endpoints with their URLs, event types and status (never their secrets)')
+    .action(async () => {
+      const all = await withStore(config(), async (store) => {
+        const found: EndpointView[] = [];
+        for (let after = ''; ;) {
+          const page = await endpointPage(store, after, 1000);
+          found.push(...page.endpoints);
+          if (page.nextCursor === null) return found;
+          after = page.nextCursor;
+        }
+      });
+      await io.stdout(
+        [
+          'ID\tURL\tEVENTS\tSTATUS\tCREATED\tDESCRIPTION',
+          ...all.map(
+            (e) =>
+              `${e.id}\t${e.url}\t${e.events?.join(',') ?? 'all'}\t${e.status}${e.disabledReason === undefined ? '' : ` (${e.disabledReason})`}\t${e.createdAt}\t${e.description ?? '-'}`,
+          ),
+        ].join('\n') + '\n',
+      );
+    });
+  webhooks
+    .command('enable')
+    .description('turn a disabled webhook endpoint back on, its failures forgotten: sending resumes where it stopped')
+    .argument('<id>', 'the endpoint id (we_…)')
+    .action(async (id: string) => {
+      const changed = await withStore(config(), (store) => updateEndpoint(store, id, { status: 'enabled' }, webhookUrls()));
+      if (!('done' in changed)) throw new CliError(`ID: no webhook endpoint has the id "${id}"`);
+      await io.stdout(`enabled ${id}\n`);
+    });
+  webhooks
+    .command('remove')
+    .description('remove a webhook endpoint and its delivery log; nothing more is sent to it')
+    .argument('<id>', 'the endpoint id (we_…)')
+    .action(async (id: string) => {
+      const removed = await withStore(config(), (store) => store.webhooks.removeEndpoint(id));
+      if (!removed) throw new CliError(`ID: no webhook endpoint has the id "${id}"`);
+      await io.stdout(`removed ${id}\n`);
+    });
+  webhooks
+    .command('deliveries')
+    .description("show a webhook endpoint's delivery log, newest first: each attempt's status or error, and what came of it")
+    .argument('<id>', 'the endpoint id (we_…)')
+    .option('--limit <n>', 'the most attempts to show', '50')
+    .action(async (id: string, options: { limit: string }) => {
+      const limit = Number(options.limit);
+      if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000)
+        throw new CliError(`--limit: a whole number from 1 to 1000, got "${options.limit}"`);
+      const page = await withStore(config(), (store) => deliveryPage(store, id, undefined, limit));
+      if (page === null) throw new CliError(`ID: no webhook endpoint has the id "${id}"`);
+      await io.stdout(
+        [
+          'AT\tEVENT\tATTEMPT\tANSWER\tOUTCOME\tMS',
+          ...page.deliveries.map(
+            (d) => `${d.at}\t${d.eventId}\t${d.attempt}\t${d.status ?? d.error ?? '-'}\t${d.outcome}\t${d.durationMs}`,
+          ),
+        ].join('\n') + '\n',
+      );
+    });
+  webhooks
+    .command('replay')
+    .description('send a webhook endpoint again every event kept since a time, in the order they committed')
+    .argument('<id>', 'the endpoint id (we_…)')
+    .requiredOption('--since <date-time>', 'an RFC 3339 date-time: events that occurred then or later are sent again')
+    .action(async (id: string, options: { since: string }) => {
+      const at = isDateTime(options.since) ? Date.parse(options.since) : Number.NaN;
+      if (Number.isNaN(at)) throw new CliError(`--since: an RFC 3339 date-time such as 2026-11-27T09:00:00Z, got "${options.since}"`);
+      const events = await withStore(config(), (store) => store.webhooks.replaySince(id, new Date(at).toISOString()));
+      if (events === null) throw new CliError(`ID: no webhook endpoint has the id "${id}"`);
+      await io.stdout(`${events} event(s) will be sent again to ${id}\n`);
     });
 
   const orders = program.command('orders').description('manage orders');

@@ -1,6 +1,7 @@
 import createClient, { type Client } from 'openapi-fetch';
 import type { paths as V2Paths, operations as V2Operations } from '../../generated/openapi-v2';
-import type { paths as V3Paths } from '../../generated/openapi-v3';
+import type { components as V3Components, paths as V3Paths } from '../../generated/openapi-v3';
+import { verifySignature, WebhookVerificationError, type ReceivedHeaders } from '../webhooks/signature';
 import type { ErrorCode, Order, Pet, V2Order, V2OrderEvent, V2OrderPage, VersionErrorCodes, paths } from '../contract/types';
 import { isRecord } from '../records';
 
@@ -194,9 +195,60 @@ export interface OrdersClientV3 extends Omit<OrdersClientV2, 'raw'> {
    * `RateLimit-Policy`); undefined before the first, and for a key without policies.
    */
   readonly rateLimit: RateLimitState | undefined;
+  /** Webhook endpoints (3.2, scope `webhooks:manage`): where the deployment sends each change. */
+  readonly webhooks: OrdersClientWebhooks;
   /** The underlying openapi-fetch client, typed from the v3 document. */
   readonly raw: Client<V3Paths>;
 }
+
+type V3Schemas = V3Components['schemas'];
+/** A webhook endpoint as v3 shows it: never its secret. */
+export type WebhookEndpoint = V3Schemas['WebhookEndpoint'];
+/** A webhook endpoint as it is made or its secret rotated, with its secret, shown only then. */
+export type WebhookEndpointWithSecret = V3Schemas['WebhookEndpointWithSecret'];
+/** One attempt of a delivery, from an endpoint's log. */
+export type WebhookDelivery = V3Schemas['WebhookDelivery'];
+/** The body of a delivery: the feed's event with its `id`, by type. */
+export type WebhookEvent = V3Schemas['OrderCreatedWebhook'] | V3Schemas['OrderShippedWebhook'] | V3Schemas['OrderCancelledWebhook'];
+
+/** The webhook endpoint operations of v3 (3.2). Each throws OrdersApiError for a non-2xx answer; none is retried. */
+export interface OrdersClientWebhooks {
+  /** Makes an endpoint; the answer holds its secret, shown only this once. */
+  create(endpoint: V3Schemas['NewWebhookEndpoint']): Promise<WebhookEndpointWithSecret>;
+  /** A page of endpoints, in the order they were made; follow `nextCursor` as `after`. */
+  list(options?: { after?: string; limit?: number }): Promise<V3Schemas['WebhookEndpointPage']>;
+  get(endpointId: string): Promise<WebhookEndpoint>;
+  /** Changes an endpoint; `{ status: 'enabled' }` turns a disabled one back on. */
+  update(endpointId: string, changes: V3Schemas['WebhookEndpointChange']): Promise<WebhookEndpoint>;
+  remove(endpointId: string): Promise<void>;
+  /** A new secret, shown this once; the old one signs beside it for 24 hours. */
+  rotateSecret(endpointId: string): Promise<WebhookEndpointWithSecret>;
+  /** A page of the endpoint's delivery log, newest first. */
+  deliveries(endpointId: string, options?: { after?: string; limit?: number }): Promise<V3Schemas['WebhookDeliveryPage']>;
+  /** Sends every event kept since `since` (an RFC 3339 date-time) again: how many. */
+  replay(endpointId: string, since: string): Promise<number>;
+}
+
+/**
+ * Checks a delivery a receiver got from the deployment: its Standard Webhooks headers are there,
+ * its `webhook-timestamp` is within `toleranceSeconds` of now (300 unless given: a replayed old
+ * delivery is refused), and one of its signatures is the body's under `secret` (`whsec_…`),
+ * compared in constant time. Pass the body exactly as it arrived, before any JSON parsing. Returns
+ * the event; throws WebhookVerificationError, whose message says which check failed.
+ */
+export function verifyWebhook(
+  secret: string,
+  headers: ReceivedHeaders,
+  body: string | Uint8Array,
+  options: { toleranceSeconds?: number } = {},
+): WebhookEvent {
+  const event = verifySignature(secret, headers, body, options);
+  if (!isRecord(event) || typeof event.id !== 'string' || typeof event.type !== 'string') {
+    throw new WebhookVerificationError('the body is not a webhook event');
+  }
+  return event as WebhookEvent;
+}
+export { WebhookVerificationError };
 
 /** An order to place through v3, as its document declares it: `petId`, `quantity` (1–1000) and `shipDate`. */
 export type V3NewOrder = V3Paths['/store/orders']['post']['requestBody']['content']['application/json'];
@@ -369,6 +421,31 @@ function createV3(root: string, options: OrdersClientOptions, retry: Retry): Ord
       if (!response.ok || data === undefined) throw new OrdersApiError(response, error);
       return data;
     },
+    webhooks: webhooksOf(raw),
+  };
+}
+
+/** v3's webhook endpoint operations, through its typed client. */
+function webhooksOf(raw: Client<V3Paths>): OrdersClientWebhooks {
+  const answered = <T>({ data, error, response }: { data?: T; error?: unknown; response: Response }): T => {
+    if (!response.ok || data === undefined) throw new OrdersApiError(response, error);
+    return data;
+  };
+  const at = (endpointId: string) => ({ params: { path: { endpointId } } });
+  return {
+    create: async (body) => answered(await raw.POST('/webhook-endpoints', { body })),
+    list: async (query = {}) => answered(await raw.GET('/webhook-endpoints', { params: { query } })),
+    get: async (endpointId) => answered(await raw.GET('/webhook-endpoints/{endpointId}', at(endpointId))),
+    update: async (endpointId, body) => answered(await raw.PATCH('/webhook-endpoints/{endpointId}', { ...at(endpointId), body })),
+    async remove(endpointId) {
+      const { error, response } = await raw.DELETE('/webhook-endpoints/{endpointId}', at(endpointId));
+      if (!response.ok) throw new OrdersApiError(response, error);
+    },
+    rotateSecret: async (endpointId) => answered(await raw.POST('/webhook-endpoints/{endpointId}/rotate-secret', at(endpointId))),
+    deliveries: async (endpointId, query = {}) =>
+      answered(await raw.GET('/webhook-endpoints/{endpointId}/deliveries', { params: { path: { endpointId }, query } })),
+    replay: async (endpointId, since) =>
+      answered(await raw.POST('/webhook-endpoints/{endpointId}/replay', { ...at(endpointId), body: { since } })).events,
   };
 }
 

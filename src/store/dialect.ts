@@ -29,6 +29,11 @@ export interface Dialect {
    * uses it: what decides the windows of every instance's rate limits.
    */
   readonly clock: string;
+  /**
+   * An event's place in the feed, in a query of order_events: `tx`, the text of its transaction's
+   * part (SQLite's one writer has none: '0'), and `order`, the columns the feed is ordered by.
+   */
+  readonly eventPlace: { readonly tx: string; readonly order: string };
   /** Turns an error meaning "the database cannot serve now" into StoreUnavailableError; others as they are. */
   translate(err: unknown): unknown;
   /** `table.column` of the unique constraint an error says was violated; undefined for any other error. */

@@ -4,7 +4,7 @@ import { drive, statement, type Dialect, type Queryable, type Row, type SyncQuer
 import { StoreInvariantError } from './errors';
 import { findKeySteps, KEY_SQL, keyCreationError, keyInfoOf, keyUpdateValues, newKeyValues } from './keys';
 import type { StoreSql } from './sql';
-import { attemptOf, createEndpointStatement, endpointOf, LEASE_SECONDS, retryOf, updateEndpointStatement, webhookSql } from './webhooks';
+import { attemptOf, createEndpointStatement, endpointOf, retryOf, updateEndpointStatement, webhookSql } from './webhooks';
 import type { StoreFeed } from './events';
 import type { EventCounts, EventLog, EventPage, EventPosition, KeyChanges, KeyInfo, KeyMatch, NewKey, Store, WebhookStore } from './types';
 
@@ -98,10 +98,10 @@ function webhookOperations(
     },
     rotateEndpointSecret: async (id, secret, previousUntil) =>
       endpoint(firstOf(await rows(write, sql.rotate, [previousUntil, secret, id]))),
-    claimEndpoints: async (owner, limit) =>
-      (await rows(write, sql.claim, [owner, LEASE_SECONDS, owner, limit, owner])).map((row) => endpointOf(row, timestamp())),
-    renewLease: async (id, owner) => {
-      const [row] = await rows(write, sql.renew, [LEASE_SECONDS, id, owner]);
+    claimEndpoints: async (owner, limit, leaseSeconds) =>
+      (await rows(write, sql.claim, [owner, leaseSeconds, owner, limit, owner])).map((row) => endpointOf(row, timestamp())),
+    renewLease: async (id, owner, leaseSeconds) => {
+      const [row] = await rows(write, sql.renew, [leaseSeconds, id, owner]);
       return row === undefined ? null : Number(row.secondsLeft);
     },
     releaseLease: async (id, owner) => write.run(statement(sql.release, [id, owner])),
@@ -118,6 +118,25 @@ function webhookOperations(
       const next = firstOf(await rows(read, sql.nextDue, [id]))?.nextAt;
       return typeof next === 'string' ? next : null;
     },
+    async replaySince(id, since) {
+      // The cursor is moved only from where it was read: a worker that moved it meanwhile is read again.
+      for (let tries = 0; tries < 10; tries += 1) {
+        const current = endpoint(firstOf(await rows(write, sql.get, [id])));
+        if (current === null) return null;
+        const types = current.eventTypes;
+        const counts = await rows(read, sql.countSince, [since]);
+        const events = counts
+          .filter(({ type }) => types === null || types.some((wanted) => wanted === type))
+          .reduce((sum, { events: count }) => sum + Number(count), 0);
+        const [first] = await rows(read, sql.firstSince, [since]);
+        if (first === undefined) return events;
+        const from = { tx: String(first.tx), seq: Number(first.seq) - 1 };
+        if (!isBefore(from, current.cursor)) return events;
+        if (await changed(sql.rewind, [from.tx, from.seq, id, current.cursor.tx, current.cursor.seq])) return events;
+      }
+      throw new StoreInvariantError(`the cursor of webhook endpoint ${id} kept moving while it was replayed`);
+    },
+    disabledEndpoints: async () => Number(firstOf(await rows(read, sql.disabledCount, []))?.disabled ?? 0),
     logAttempt: async (id, attempt) =>
       write.run(
         statement(sql.log, [
@@ -133,6 +152,12 @@ function webhookOperations(
       ),
     attempts: async (id, before, limit) => (await rows(read, sql.attempts, [id, before ?? Number.MAX_SAFE_INTEGER, limit])).map(attemptOf),
   };
+}
+
+/** Whether feed position `a` comes before `b`: by transaction (PostgreSQL's xid; SQLite's is always 0), then by seq. */
+function isBefore(a: EventPosition, b: EventPosition): boolean {
+  const [ta, tb] = [BigInt(a.tx), BigInt(b.tx)];
+  return ta === tb ? a.seq < b.seq : ta < tb;
 }
 
 /** The first row, if any. */

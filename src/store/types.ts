@@ -427,10 +427,10 @@ export interface WebhookStore {
   removeEndpoint(id: string): Promise<boolean>;
   /** Gives an endpoint a new secret; the one it replaces signs beside it until `previousUntil`. Null when there is none. */
   rotateEndpointSecret(id: string, secret: string, previousUntil: string): Promise<EndpointRecord | null>;
-  /** Leases to `owner` up to `limit` enabled endpoints nobody else holds, for LEASE_SECONDS; answers every one it holds now. */
-  claimEndpoints(owner: string, limit: number): Promise<EndpointRecord[]>;
-  /** Renews `owner`'s lease of an endpoint: the seconds it now has, or null when it holds it no more (or the endpoint is disabled or gone). */
-  renewLease(id: string, owner: string): Promise<number | null>;
+  /** Leases to `owner` for `leaseSeconds` up to `limit` enabled endpoints nobody else holds; answers every one it holds now. */
+  claimEndpoints(owner: string, limit: number, leaseSeconds: number): Promise<EndpointRecord[]>;
+  /** Renews `owner`'s lease of an endpoint for `leaseSeconds`: the seconds it now has, or null when it holds it no more (or the endpoint is disabled or gone). */
+  renewLease(id: string, owner: string, leaseSeconds: number): Promise<number | null>;
   /** Gives `owner`'s lease of an endpoint up. */
   releaseLease(id: string, owner: string): Promise<void>;
   /** Moves the endpoint's cursor from `from` to `to`, while `owner` holds it; false when it does not, or the cursor is no longer at `from`. */
@@ -450,6 +450,14 @@ export interface WebhookStore {
   dueRetries(id: string, now: string, limit: number): Promise<RetryRecord[]>;
   /** When the endpoint's next retry is due, if one waits. */
   nextRetryAt(id: string): Promise<string | null>;
+  /**
+   * Moves the endpoint's cursor back to just before the first event that occurred at `since` (an
+   * ISO 8601 UTC time) or later, so that every event kept since then is sent again; never forward.
+   * Answers how many events of its types occurred since then; null when no endpoint has that id.
+   */
+  replaySince(id: string, since: string): Promise<number | null>;
+  /** How many endpoints are disabled. */
+  disabledEndpoints(): Promise<number>;
   /** Adds one attempt to the endpoint's delivery log. */
   logAttempt(id: string, attempt: AttemptRecord): Promise<void>;
   /** The endpoint's attempts, newest first, before log position `before` (undefined: from the newest), up to `limit`. */

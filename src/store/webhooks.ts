@@ -18,9 +18,6 @@ export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = ['order.created'
 // - A failed event waits in webhook_retries for its next attempt; the cursor moves past it, so
 //   one failing event holds back none after it.
 
-/** Seconds an instance holds an endpoint's lease from its claim or last renewal. */
-export const LEASE_SECONDS = 60;
-
 /** The migration that adds webhook endpoints, their retries and their delivery log. */
 export function webhookTables({ ddl }: Dialect): { readonly name: string; readonly sql: string } {
   return {
@@ -75,7 +72,7 @@ const ENDPOINT_COLUMNS = `id, url, event_types, description, status, disabled_re
  * them by position), so a value needed twice is given twice. The lease's clock is the database's,
  * the same for every instance.
  */
-export function webhookSql({ clock, ddl }: Dialect) {
+export function webhookSql({ clock, ddl, eventPlace }: Dialect) {
   /** The endpoint (its id, then its holder, as the two placeholders that follow) is leased to that holder now. */
   const held = (id: string, owner: string) => `id = ${id} AND lease_owner = ${owner} AND lease_until >= ${clock}`;
   const claimable = `status = 'enabled' AND (lease_owner IS NULL OR lease_until < ${clock} OR lease_owner = `;
@@ -147,6 +144,14 @@ export function webhookSql({ clock, ddl }: Dialect) {
     /** Logs one attempt at endpoint `$1`. */
     log: `INSERT INTO webhook_attempts (endpoint_id, event_id, attempt, at, status, error, duration_ms, outcome)
       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+    disabledCount: `SELECT count(*) AS disabled FROM webhook_endpoints WHERE status = 'disabled'`,
+    /** The first event in the feed's order that occurred at `$1` or later. */
+    firstSince: `SELECT ${eventPlace.tx} AS tx, seq FROM order_events WHERE occurred_at >= $1 ORDER BY ${eventPlace.order} LIMIT 1`,
+    /** The events that occurred at `$1` or later, by type. */
+    countSince: 'SELECT type, count(*) AS events FROM order_events WHERE occurred_at >= $1 GROUP BY type',
+    /** Moves endpoint `$3`'s cursor to (`$1`, `$2`) if it is still at (`$4`, `$5`), whoever holds it: a replay. */
+    rewind: `UPDATE webhook_endpoints SET cursor_tx = $1, cursor_seq = $2 WHERE id = $3 AND cursor_tx = $4 AND cursor_seq = $5
+      RETURNING id`,
     /** Endpoint `$1`'s attempts, newest first, before log position `$2`, up to `$3`. */
     attempts: `SELECT seq, event_id AS "eventId", attempt, at, status, error, duration_ms AS "durationMs", outcome
       FROM webhook_attempts WHERE endpoint_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`,

@@ -45,7 +45,10 @@ export function urlProblem(text: string, rules: AddressRules): string | undefine
   if (url.username !== '' || url.password !== '') return 'url must not carry a user name or password';
   if (url.hash !== '') return 'url must not have a fragment';
   const literal = hostAddress(url.hostname);
-  if (literal !== undefined) return addressProblem(literal, rules);
+  if (literal !== undefined) {
+    const problem = addressProblem(literal, rules);
+    return problem === undefined ? undefined : `url: ${problem}`;
+  }
   if (!rules.allowPrivate && isLocalName(url.hostname))
     return `url's host ${url.hostname} is a local name (private addresses are not allowed)`;
   return undefined;

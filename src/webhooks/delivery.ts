@@ -47,8 +47,12 @@ export interface DeliveryOptions {
   readonly onAttempt?: (outcome: AttemptOutcome) => void;
   /** How old the oldest event still to reach an endpoint is, in seconds, each time a worker looks. */
   readonly onLag?: (endpointId: string, seconds: number) => void;
+  /** This instance no longer delivers to the endpoint: its lag is another's to report. */
+  readonly onLagGone?: (endpointId: string) => void;
   /** Endpoints disabled by delivery (a 410, five days of failures). */
   readonly onDisabled?: (endpointId: string, reason: string) => void;
+  /** How many endpoints are disabled, however they were: read at every claim. */
+  readonly onDisabledCount?: (count: number) => void;
   readonly resolve?: Resolve;
   readonly attemptTimeoutMs?: number;
   /** How often an instance looks for endpoints nobody holds (a new one, or one whose holder died). */
@@ -76,6 +80,16 @@ const CLAIM_EVERY_MS = 5_000;
 /** A worker with nothing to do looks again at least this often, renewing its lease. */
 const IDLE_MS = 10_000;
 
+/**
+ * How long an instance holds an endpoint from its claim or its last renewal: four attempts' time
+ * (60 s as shipped). An attempt starts only while at least two attempts' time is left, so the
+ * lease outlives every attempt its holder starts, and the endpoint of an instance that died is
+ * taken over once the lease runs out.
+ */
+export function leaseSecondsOf(attemptTimeoutMs: number): number {
+  return Math.max(2, Math.ceil((4 * attemptTimeoutMs) / 1000));
+}
+
 /** The id of an event: its place in the feed, which no other event has, on every store. */
 export function webhookEventId(position: EventPosition): string {
   return `evt_${position.seq}`;
@@ -89,20 +103,27 @@ export function webhookBodyOf(event: OrderEventRecord): WebhookEventBody {
 /** Starts delivering from the feed to every enabled endpoint this instance can claim. */
 export function startDelivery(options: DeliveryOptions): Delivery {
   const owner = `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const leaseSeconds = leaseSecondsOf(options.attemptTimeoutMs ?? ATTEMPT_TIMEOUT_MS);
   const workers = new Map<string, Worker>();
   let stopped = false;
   let claiming: Promise<void> | undefined;
+  let claimedAt = 0;
 
   const claim = async (): Promise<void> => {
     if (stopped) return;
+    claimedAt = Date.now();
     try {
-      const held = await options.webhooks.claimEndpoints(owner, MAX_HELD);
+      options.onDisabledCount?.(await options.webhooks.disabledEndpoints());
+      const held = await options.webhooks.claimEndpoints(owner, MAX_HELD, leaseSeconds);
       for (const endpoint of held) {
         if (stopped) break;
         const running = workers.get(endpoint.id);
         if (running !== undefined) running.update(endpoint);
         else {
-          const worker = new Worker(endpoint, owner, options, () => workers.delete(endpoint.id));
+          const worker = new Worker(endpoint, owner, leaseSeconds, options, () => {
+            workers.delete(endpoint.id);
+            options.onLagGone?.(endpoint.id);
+          });
           workers.set(endpoint.id, worker);
           worker.start();
         }
@@ -114,10 +135,13 @@ export function startDelivery(options: DeliveryOptions): Delivery {
   const claimSoon = (): void => {
     claiming ??= claim().finally(() => (claiming = undefined));
   };
-  const timer = setInterval(claimSoon, options.claimEveryMs ?? CLAIM_EVERY_MS);
+  // Claims at least once a lease, so that the endpoints of an instance that died are soon taken over.
+  const timer = setInterval(claimSoon, Math.min(options.claimEveryMs ?? CLAIM_EVERY_MS, leaseSeconds * 1000));
   timer.unref();
   const unwatch = options.log.watchEvents(() => {
     for (const worker of workers.values()) worker.wake();
+    // An endpoint made since the last claim, or one whose holder died, is taken soon, not at the next tick.
+    if (Date.now() - claimedAt > 1000) claimSoon();
   });
   claimSoon();
 
@@ -140,6 +164,7 @@ export function startDelivery(options: DeliveryOptions): Delivery {
 class Worker {
   #endpoint: EndpointRecord;
   readonly #owner: string;
+  readonly #leaseSeconds: number;
   readonly #options: DeliveryOptions;
   readonly #done: () => void;
   #stopped = false;
@@ -147,9 +172,10 @@ class Worker {
   #wakeUp: (() => void) | undefined;
   #running: Promise<void> | undefined;
 
-  constructor(endpoint: EndpointRecord, owner: string, options: DeliveryOptions, done: () => void) {
+  constructor(endpoint: EndpointRecord, owner: string, leaseSeconds: number, options: DeliveryOptions, done: () => void) {
     this.#endpoint = endpoint;
     this.#owner = owner;
+    this.#leaseSeconds = leaseSeconds;
     this.#options = options;
     this.#done = done;
   }
@@ -185,8 +211,7 @@ class Worker {
       while (!this.#stopped) {
         this.#woken = false;
         // Held, and long enough for an attempt: else another instance may hold it now.
-        const left = await this.#webhooks.renewLease(id, this.#owner);
-        if (left === null || left * 1000 < (this.#options.attemptTimeoutMs ?? ATTEMPT_TIMEOUT_MS) + 5_000) return;
+        if (!(await this.#holds())) return;
         const fresh = await this.#webhooks.getEndpoint(id);
         if (fresh === null || fresh.status !== 'enabled') return;
         this.#endpoint = fresh;
@@ -204,12 +229,19 @@ class Worker {
     }
   }
 
+  /** Whether this worker still holds its endpoint, renewed now for long enough to make an attempt. */
+  async #holds(): Promise<boolean> {
+    const left = await this.#webhooks.renewLease(this.#endpoint.id, this.#owner, this.#leaseSeconds);
+    return left !== null && left * 1000 >= 2 * (this.#options.attemptTimeoutMs ?? ATTEMPT_TIMEOUT_MS);
+  }
+
   /** Waits for a wake, the next retry's time, or IDLE_MS. */
   async #idle(): Promise<void> {
     const next = await this.#webhooks.nextRetryAt(this.#endpoint.id);
     const untilRetry = next === null ? IDLE_MS : Math.max(0, Date.parse(next) - Date.now());
+    const renewal = (this.#leaseSeconds * 1000) / 4;
     await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, Math.min(IDLE_MS, untilRetry));
+      const timer = setTimeout(done, Math.min(IDLE_MS, untilRetry, renewal));
       function done(): void {
         clearTimeout(timer);
         resolve();
@@ -282,6 +314,8 @@ class Worker {
   async #deliver(eventId: string, body: string, attemptNumber: number): Promise<'sent' | 'failed' | 'lost'> {
     const endpoint = this.#endpoint;
     const webhooks = this.#webhooks;
+    // Every attempt starts on a lease renewed now, with time left for the whole attempt twice over.
+    if (!(await this.#holds())) return 'lost';
     const url = new URL(endpoint.url);
     const destination = await destinationOf(url, this.#options.rules, this.#options.resolve ?? systemResolve);
     let result: AttemptResult;

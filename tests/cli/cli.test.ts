@@ -482,7 +482,7 @@ describe('serve', () => {
       first.child.kill('SIGTERM');
       await first.exited;
     }
-    expect(listed('SCOPES')).toEqual({ demo: 'orders:read,orders:cancel,orders:place,orders:ship' });
+    expect(listed('SCOPES')).toEqual({ demo: 'orders:read,orders:cancel,orders:place,orders:ship,webhooks:manage' });
     expect(listed('RATE LIMIT')).toEqual({ demo: '600/min,100000/day' });
 
     // Run through scripts/with-node.sh, the command it suggests starts with it.
@@ -493,7 +493,7 @@ describe('serve', () => {
     expect(second.stdout()).not.toContain('pso_');
     expect(second.stdout()).toContain('cannot be shown again');
     expect(second.stdout()).toContain(
-      'Make another with: scripts/with-node.sh 24 bin/petstore-orders keys create --name you --scopes orders:read,orders:cancel,orders:place,orders:ship\n',
+      'Make another with: scripts/with-node.sh 24 bin/petstore-orders keys create --name you --scopes orders:read,orders:cancel,orders:place,orders:ship,webhooks:manage\n',
     );
   });
 

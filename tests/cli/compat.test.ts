@@ -23,13 +23,13 @@ function editedFile(name: string, edit: (doc: ReturnType<typeof readDocument>) =
   return file;
 }
 
-test('on this project: v1, v2 and v3 match their latest releases, 1.0.2, 2.1.2 and 3.1.1: the check passes', async () => {
+test('on this project: v1, v2 and v3 match their latest releases, 1.0.2, 2.1.2 and 3.2.0: the check passes', async () => {
   const result = await cliAsync(['compat']);
 
   expect(result.stdout).toBe(
     'spec/openapi.yaml (1.0.2) against spec/released/1.0.2.yaml (1.0.2): no changes\n' +
       'spec/openapi-v2.yaml (2.1.2) against spec/released/2.1.2.yaml (2.1.2): no changes\n' +
-      'spec/openapi-v3.yaml (3.1.1) against spec/released/3.1.1.yaml (3.1.1): no changes\n',
+      'spec/openapi-v3.yaml (3.2.0) against spec/released/3.2.0.yaml (3.2.0): no changes\n',
   );
   expect(result.status).toBe(0);
 });
@@ -272,7 +272,7 @@ describe("v3's open Error.code set, on a copy of the project", () => {
     fs.cpSync(path.dirname(SPEC_PATH), path.join(root, 'spec'), { recursive: true });
     fs.copyFileSync(path.join(root, 'spec', 'released', '3.1.0.yaml'), path.join(root, 'spec', 'openapi-v3.yaml'));
     // Before 3.1.0 was released, neither it nor the 3.1.x after it was.
-    for (const later of ['3.1.0.yaml', '3.1.1.yaml']) fs.rmSync(path.join(root, 'spec', 'released', later));
+    for (const later of ['3.1.0.yaml', '3.1.1.yaml', '3.2.0.yaml']) fs.rmSync(path.join(root, 'spec', 'released', later));
     fs.copyFileSync(path.join(path.dirname(SPEC_PATH), '..', 'CHANGELOG.md'), path.join(root, 'CHANGELOG.md'));
 
     const check = checkProject(new Date(), path.join(root, 'spec')).find((each) => each.document === 'spec/openapi-v3.yaml')!;
@@ -281,6 +281,22 @@ describe("v3's open Error.code set, on a copy of the project", () => {
     expect(check.report!.findings.filter((f) => f.class === 'breaking')).toEqual([]);
     expect(new Set(check.report!.findings.filter((f) => f.class === 'additive').map((f) => f.rule))).toEqual(
       new Set(['operation-added', 'open-enum-value-added']),
+    );
+    expect(check.report!.problems).toEqual([]);
+  });
+
+  test('3.2.0 against 3.1.1, as before 3.2.0 was released: its endpoint operations and webhooks additive, its tag docs', () => {
+    const root = path.join(tmp.dir, 'before-3.2');
+    fs.cpSync(path.dirname(SPEC_PATH), path.join(root, 'spec'), { recursive: true });
+    fs.rmSync(path.join(root, 'spec', 'released', '3.2.0.yaml'));
+    fs.copyFileSync(path.join(path.dirname(SPEC_PATH), '..', 'CHANGELOG.md'), path.join(root, 'CHANGELOG.md'));
+
+    const check = checkProject(new Date(), path.join(root, 'spec')).find((each) => each.document === 'spec/openapi-v3.yaml')!;
+
+    expect(check.release).toBe('spec/released/3.1.1.yaml');
+    expect(check.report!.findings.filter((f) => f.class === 'breaking')).toEqual([]);
+    expect(new Set(check.report!.findings.map((f) => f.rule))).toEqual(
+      new Set(['docs-changed', 'tags-changed', 'operation-added', 'webhook-added', 'open-enum-value-added']),
     );
     expect(check.report!.problems).toEqual([]);
   });

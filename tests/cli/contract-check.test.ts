@@ -157,8 +157,13 @@ describe('against a real server', () => {
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
     const passed = result.stdout.split('\n').filter((line) => line.startsWith('PASS  '));
-    expect(passed).toHaveLength(25);
+    expect(passed).toHaveLength(33);
     expect(passed).toContain('PASS  GET /v3/openapi.json serves the local spec, unchanged');
+    // The webhook endpoint operations (3.2), none of which makes an endpoint.
+    expect(passed).toContain('PASS  listWebhookEndpoints: 200, a page of endpoints, none with its secret');
+    expect(passed).toContain('PASS  createWebhookEndpoint at an ftp: URL: 400 Error');
+    expect(passed).toContain('PASS  replayWebhookEvents of an unknown endpoint: 404 Error');
+    expect(await store.webhooks.listEndpoints('', 10)).toEqual([]);
     expect(passed).toContain('PASS  listOrderEvents after the cancel of 3: its order.cancelled event, within 10 s');
     expect(passed).toContain(
       'PASS  placeOrder: 201, a pending order at its Location; the same request again: the same answer, byte for byte',
@@ -178,8 +183,10 @@ describe('against a real server', () => {
     const failed = result.stdout.split('\n').filter((line) => line.startsWith('      '));
     expect(failed.length).toBeGreaterThan(0);
     for (const line of failed) {
-      expect(line).toContain('the key lacks the scope orders:');
-      expect(line).toContain('contract-check needs a key with every scope v3 declares: orders:read,orders:place,orders:cancel,orders:ship');
+      expect(line).toMatch(/the key lacks the scope (orders:|webhooks:manage)/);
+      expect(line).toContain(
+        'contract-check needs a key with every scope v3 declares: orders:read,orders:place,orders:cancel,orders:ship,webhooks:manage',
+      );
     }
   });
 

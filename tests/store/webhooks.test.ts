@@ -1,10 +1,12 @@
 import type { Store } from '../../src/store';
 import type { NewEndpoint } from '../../src/store/types';
-import { LEASE_SECONDS } from '../../src/store/webhooks';
 import { eachStore } from '../helpers/stores';
 
 // Webhook endpoints in each store: made, read, paged, changed, rotated and removed; leased to one
 // instance at a time, whose every write holds only while its lease does; retries and the log.
+
+/** Seconds of a lease in these tests. */
+const LEASE = 60;
 
 const made = async (store: Store, id: string, overrides: Partial<NewEndpoint> = {}) =>
   store.webhooks.createEndpoint({
@@ -83,14 +85,17 @@ eachStore((suite) => {
     const other = await suite.fresh.another();
     try {
       // Two instances claim at once: each endpoint goes to exactly one of them.
-      const [mine, theirs] = await Promise.all([store().webhooks.claimEndpoints('one', 10), other.webhooks.claimEndpoints('two', 10)]);
+      const [mine, theirs] = await Promise.all([
+        store().webhooks.claimEndpoints('one', 10, LEASE),
+        other.webhooks.claimEndpoints('two', 10, LEASE),
+      ]);
       const ids = [...mine, ...theirs].map((each) => each.id).sort();
       expect(ids).toEqual(['we_a', 'we_b']);
       const [holder, other_] = mine.length > 0 ? (['one', 'two'] as const) : (['two', 'one'] as const);
       const held = (mine.length > 0 ? mine : theirs)[0]!.id;
 
-      expect(await store().webhooks.renewLease(held, holder)).toBe(LEASE_SECONDS);
-      expect(await store().webhooks.renewLease(held, other_)).toBeNull();
+      expect(await store().webhooks.renewLease(held, holder, LEASE)).toBe(LEASE);
+      expect(await store().webhooks.renewLease(held, other_, LEASE)).toBeNull();
       const position = await store().latestEventPosition();
       const moved = { ...position, seq: position.seq + 1 };
       expect(await store().webhooks.advanceCursor(held, other_, position, moved)).toBe(false);
@@ -98,12 +103,12 @@ eachStore((suite) => {
       expect(await store().webhooks.advanceCursor(held, holder, position, moved)).toBe(true);
       expect((await store().webhooks.getEndpoint(held))?.cursor).toEqual(moved);
       // Claiming again answers what it holds, and takes nothing another holds.
-      expect((await store().webhooks.claimEndpoints(holder, 10)).map((each) => each.id)).toContain(held);
-      expect((await store().webhooks.claimEndpoints(other_, 10)).map((each) => each.id)).not.toContain(held);
+      expect((await store().webhooks.claimEndpoints(holder, 10, LEASE)).map((each) => each.id)).toContain(held);
+      expect((await store().webhooks.claimEndpoints(other_, 10, LEASE)).map((each) => each.id)).not.toContain(held);
 
       await store().webhooks.releaseLease(held, holder);
-      expect((await store().webhooks.claimEndpoints(other_, 10)).map((each) => each.id)).toContain(held);
-      expect(await store().webhooks.renewLease(held, holder)).toBeNull();
+      expect((await store().webhooks.claimEndpoints(other_, 10, LEASE)).map((each) => each.id)).toContain(held);
+      expect(await store().webhooks.renewLease(held, holder, LEASE)).toBeNull();
 
       // A disabled endpoint is neither claimed nor renewed: its holder stops at its next attempt.
       expect(await store().webhooks.disableEndpoint(held, holder, 'the receiver answered 410 Gone')).toBe(false);
@@ -112,8 +117,8 @@ eachStore((suite) => {
         status: 'disabled',
         disabledReason: 'the receiver answered 410 Gone',
       });
-      expect(await store().webhooks.renewLease(held, other_)).toBeNull();
-      expect((await store().webhooks.claimEndpoints(other_, 10)).map((each) => each.id)).not.toContain(held);
+      expect(await store().webhooks.renewLease(held, other_, LEASE)).toBeNull();
+      expect((await store().webhooks.claimEndpoints(other_, 10, LEASE)).map((each) => each.id)).not.toContain(held);
     } finally {
       await other.close();
     }
@@ -121,7 +126,7 @@ eachStore((suite) => {
 
   test('retries wait for their time, by holder only; a run of failures keeps its start; the log is newest first', async () => {
     await made(store(), 'we_r');
-    await store().webhooks.claimEndpoints('one', 10);
+    await store().webhooks.claimEndpoints('one', 10, LEASE);
     const retry = { eventId: 'evt_1', body: '{"id":"evt_1"}', attempts: 1, nextAt: '2026-11-27T10:00:05.000Z' };
     expect(await store().webhooks.scheduleRetry('we_r', 'two', retry)).toBe(false);
     expect(await store().webhooks.scheduleRetry('we_r', 'one', retry)).toBe(true);

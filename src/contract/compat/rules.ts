@@ -55,6 +55,9 @@ export function classify(change: RawChange): Verdict | undefined {
     return { rule: 'extension-changed', class: 'docs' };
   }
   if (path[0] === 'security') return securityVerdict(change);
+  // Tags group operations in the docs; they change no request or answer.
+  if (path[0] === 'tags') return { rule: 'tags-changed', class: 'docs' };
+  if (path[0] === 'webhooks') return webhookVerdict(change);
   if (path[0] !== 'paths') return library(change);
   if (path.length === 2)
     return change.action === 'add' ? { rule: 'path-added', class: 'additive' } : { rule: 'path-removed', class: 'breaking' };
@@ -71,6 +74,20 @@ export function classify(change: RawChange): Verdict | undefined {
   if (part === 'responses') return responseVerdict(change);
   if (part === 'parameters') return parameterVerdict(change);
   if (part === 'requestBody') return requestBodyVerdict(change);
+  return library(change);
+}
+
+/**
+ * A change to the webhooks (OpenAPI 3.1): requests the service sends to its consumers' endpoints.
+ * A new webhook is additive: an endpoint gets only the event types it asked for, or every type,
+ * and a receiver drops a type it does not know (the document says so). Removing one is breaking.
+ * A change inside one is judged by the diff library: its direction is the reverse of a request's,
+ * and no rule of ours reads it yet.
+ */
+function webhookVerdict(change: RawChange): Verdict {
+  if (change.path.length <= 2) {
+    return change.action === 'add' ? { rule: 'webhook-added', class: 'additive' } : { rule: 'webhook-removed', class: 'breaking' };
+  }
   return library(change);
 }
 

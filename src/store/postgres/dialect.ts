@@ -21,6 +21,7 @@ export const postgresDialect: Dialect = {
   },
   // now() is the start of the statement's transaction: one statement, one instant.
   clock: 'floor(extract(epoch FROM now()))::bigint',
+  eventPlace: { tx: 'xid::text', order: 'xid, seq' },
   dateTime: {
     glob: (expr, pattern) => `${expr} ~ '${globToRegex(pattern)}'`,
     oneOf: (expr, codes) => `strpos(${codes.map((code) => `chr(${code})`).join(' || ')}, ${expr}) > 0`,

@@ -16,6 +16,7 @@ export const sqliteDialect: Dialect = {
   },
   // 'now' is fixed for the whole of one step of a statement.
   clock: 'unixepoch()',
+  eventPlace: { tx: "'0'", order: 'seq' },
   dateTime: {
     glob: (expr, pattern) => `${expr} GLOB '${pattern}'`,
     oneOf: (expr, codes) => `instr(char(${codes.join(', ')}), ${expr}) > 0`,
