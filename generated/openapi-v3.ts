@@ -644,12 +644,11 @@ export interface components {
          * @description Any other answer, a redirect (not followed), or none within 15 seconds: the delivery
          *     failed, and is tried again after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h and 24 h
          *     (each up to 10% later). A `429` or `503` with `Retry-After` waits at least that long. An
-         *     endpoint that has failed every attempt for five days is disabled.
+         *     endpoint that has failed every attempt for five days is disabled. A `Retry-After` on a
+         *     `429` or `503` (seconds, or an HTTP date) is honoured.
          */
         WebhookFailed: {
             headers: {
-                /** @description How long to wait before the next attempt, in seconds or as an HTTP date; honoured on a `429` or `503`. */
-                "Retry-After"?: string;
                 [name: string]: unknown;
             };
             content?: never;

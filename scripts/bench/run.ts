@@ -10,6 +10,7 @@ import type { Policy } from '../../src/rate-policy';
 import { openPostgresStore, openSqliteStore, type ImportRecord } from '../../src/store';
 import { bigDownload, median, peakRss, probeHealth, quantile, startServer, throughput, type Server } from './measure';
 import { feedRuns } from './feed';
+import { webhookRuns } from './webhooks';
 import { HELD_ORDERS, OVERLOAD_ORDERS, overloadRuns } from './overload';
 import { pageRuns } from './pages';
 import { BENCH_SCOPES, NEW_ORDER_BODY, REPLAYED_KEY, placeReplayed } from './placements';
@@ -109,6 +110,10 @@ async function main(): Promise<void> {
   }
   if (ONLY === OVERLOAD) {
     process.stdout.write(`${(await overload()).join('\n')}\n`);
+    return;
+  }
+  if (ONLY === WEBHOOKS) {
+    process.stdout.write(`${(await webhooks()).join('\n')}\n`);
     return;
   }
   if (ONLY === FEED) {
@@ -339,6 +344,8 @@ async function main(): Promise<void> {
     ...importLines,
     '',
     ...(await changeFeed(path.join(work, `orders-${BIG}.json`))),
+    '',
+    ...(await webhooks()),
   );
   const machine = {
     date: new Date().toISOString().slice(0, 10),
@@ -362,6 +369,20 @@ const IMPORTS = 'imports';
 const OVERLOAD = 'overload';
 /** BENCH_ONLY's value that runs only the change feed's rows (their import of BIG orders included). */
 const FEED = 'feed';
+/** BENCH_ONLY's value that runs only the webhook rows: their lag, and what delivering costs the API. */
+const WEBHOOKS = 'webhooks';
+
+/** The webhook rows (./webhooks.ts), on stores of their own. */
+function webhooks(): Promise<string[]> {
+  return webhookRuns({
+    cli: CLI,
+    dbFile: (name) => path.join(work, `${name}.db`),
+    nextPort: () => nextPort++,
+    seconds: SECONDS,
+    rounds: ROUNDS,
+    postgres: process.env.BENCH_PG !== '0',
+  });
+}
 
 /** The overload rows (./overload.ts), on a store of their own. */
 async function overload(): Promise<string[]> {

@@ -34,7 +34,16 @@ export type SharedOperations = Pick<
 export function sharedOperations(
   sql: StoreSql,
   dialect: Dialect,
-  ways: { readonly read: SyncQueryable | Queryable; readonly write: Queryable },
+  ways: {
+    readonly read: SyncQueryable | Queryable;
+    readonly write: Queryable;
+    /**
+     * Where webhook delivery's bookkeeping (its log, its cursor, its failures: a few writes per
+     * event and endpoint) is written: a store whose every commit costs an fsync (SQLite) runs the
+     * writes of one turn of the event loop in one transaction; by default, `write`.
+     */
+    readonly bookkeeping?: Queryable;
+  },
 ): SharedOperations {
   const { read, write } = ways;
   const rows = (on: Queryable, text: string, values: readonly unknown[] = []) => on.rows(statement(text, values));
@@ -71,12 +80,18 @@ export function sharedOperations(
 /** The webhook operations over a store's queryables: each one statement, so none holds a transaction open. */
 function webhookOperations(
   dialect: Dialect,
-  { read, write }: { readonly read: SyncQueryable | Queryable; readonly write: Queryable },
+  {
+    read,
+    write,
+    bookkeeping = write,
+  }: { readonly read: SyncQueryable | Queryable; readonly write: Queryable; readonly bookkeeping?: Queryable | undefined },
 ): WebhookStore {
   const sql = webhookSql(dialect);
   const rows = async (on: Queryable, text: string, values: readonly unknown[]) => on.rows(statement(text, values));
   const endpoint = (row: Row | undefined) => (row === undefined ? null : endpointOf(row, timestamp()));
   const changed = async (text: string, values: readonly unknown[]) => (await rows(write, text, values)).length === 1;
+  /** A bookkeeping write (`bookkeeping`'s) that changed one row. */
+  const kept = async (text: string, values: readonly unknown[]) => (await rows(bookkeeping, text, values)).length === 1;
   return {
     async createEndpoint(made) {
       await write.run(createEndpointStatement(sql, made));
@@ -105,14 +120,14 @@ function webhookOperations(
       return row === undefined ? null : Number(row.secondsLeft);
     },
     releaseLease: async (id, owner) => write.run(statement(sql.release, [id, owner])),
-    advanceCursor: (id, owner, from, to) => changed(sql.advance, [to.tx, to.seq, id, owner, from.tx, from.seq]),
+    advanceCursor: (id, owner, from, to) => kept(sql.advance, [to.tx, to.seq, id, owner, from.tx, from.seq]),
     noteFailure: async (id, owner, at) => {
-      const [row] = await rows(write, sql.failing, [at, at, id, owner]);
+      const [row] = await rows(bookkeeping, sql.failing, [at, at, id, owner]);
       return row === undefined ? false : typeof row.failingSince === 'string' ? row.failingSince : null;
     },
     disableEndpoint: (id, owner, reason) => changed(sql.disable, [reason, id, owner]),
-    scheduleRetry: (id, owner, retry) => changed(sql.retry, [id, retry.eventId, retry.body, retry.attempts, retry.nextAt, id, owner]),
-    dropRetry: (id, owner, eventId) => changed(sql.retried, [id, eventId, id, owner]),
+    scheduleRetry: (id, owner, retry) => kept(sql.retry, [id, retry.eventId, retry.body, retry.attempts, retry.nextAt, id, owner]),
+    dropRetry: (id, owner, eventId) => kept(sql.retried, [id, eventId, id, owner]),
     dueRetries: async (id, now, limit) => (await rows(read, sql.due, [id, now, limit])).map(retryOf),
     nextRetryAt: async (id) => {
       const next = firstOf(await rows(read, sql.nextDue, [id]))?.nextAt;
@@ -138,7 +153,7 @@ function webhookOperations(
     },
     disabledEndpoints: async () => Number(firstOf(await rows(read, sql.disabledCount, []))?.disabled ?? 0),
     logAttempt: async (id, attempt) =>
-      write.run(
+      bookkeeping.run(
         statement(sql.log, [
           id,
           attempt.eventId,

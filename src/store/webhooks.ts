@@ -9,8 +9,8 @@ export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = ['order.created'
 // exactly one instance at a time deliver to an endpoint. Each statement stands alone, so that a
 // delivery never holds a transaction (or a connection) while it waits on a receiver:
 //
-// - An instance takes an endpoint's lease (claim), for LEASE seconds of the database's clock, and
-//   renews it before each attempt; every write a delivery makes holds only while its lease does,
+// - An instance takes an endpoint's lease (claim), for the seconds it asks of the database's clock,
+//   and renews it while it delivers; every write a delivery makes holds only while its lease does,
 //   so an instance that lost its lease (paused past it) can change nothing.
 // - The endpoint's cursor is the feed position up to which every event has been sent or handed to
 //   a retry. It moves only after the attempt's outcome is written, so a crash between an attempt

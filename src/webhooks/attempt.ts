@@ -33,6 +33,17 @@ export interface Attempt {
   readonly headers: Readonly<Record<string, string>>;
   readonly body: string;
   readonly timeoutMs?: number;
+  /**
+   * The connections to keep open between attempts to one endpoint (its worker's), so that a
+   * receiver taking a stream of events is not connected to anew for each; none: a connection per attempt.
+   */
+  readonly agent?: http.Agent | undefined;
+}
+
+/** A keep-alive agent for one endpoint's attempts: one connection at a time, as its worker makes one attempt at a time. */
+export function endpointAgent(url: URL): http.Agent {
+  const options = { keepAlive: true, maxSockets: 1, keepAliveMsecs: 1000 };
+  return url.protocol === 'https:' ? new https.Agent(options) : new http.Agent(options);
 }
 
 /**
@@ -40,7 +51,7 @@ export interface Attempt {
  * attempt (a pinned lookup), so a name that changes its answer in between cannot send it elsewhere;
  * TLS still checks the certificate against the URL's host. Never throws: every failure is a result.
  */
-export function attempt({ url, addresses, headers, body, timeoutMs = ATTEMPT_TIMEOUT_MS }: Attempt): Promise<AttemptResult> {
+export function attempt({ url, addresses, headers, body, timeoutMs = ATTEMPT_TIMEOUT_MS, agent }: Attempt): Promise<AttemptResult> {
   const started = performance.now();
   const elapsed = (): number => Math.round((performance.now() - started) * 10) / 10;
   const pinned: LookupFunction = (_hostname, options, callback) => {
@@ -65,7 +76,8 @@ export function attempt({ url, addresses, headers, body, timeoutMs = ATTEMPT_TIM
       {
         method: 'POST',
         lookup: pinned,
-        agent: false,
+        // A kept connection goes to an address checked when it was made; every attempt checks again first.
+        agent: agent ?? false,
         headers: {
           ...headers,
           'Content-Type': 'application/json',

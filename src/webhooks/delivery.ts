@@ -13,7 +13,8 @@ import {
 } from '../store';
 import { errorMessage } from '../thrown';
 import { destinationOf, systemResolve, type AddressRules, type Resolve } from './addresses';
-import { attempt, ATTEMPT_TIMEOUT_MS, delivered, type AttemptResult } from './attempt';
+import { attempt, ATTEMPT_TIMEOUT_MS, delivered, endpointAgent, type AttemptResult } from './attempt';
+import type http from 'node:http';
 import { DEFAULT_RETRY_SCHEDULE, DISABLE_AFTER_FAILING_MS, nextWait } from './schedule';
 import { signedHeaders } from './signature';
 
@@ -22,9 +23,10 @@ import { signedHeaders } from './signature';
  * once, whatever instance committed it and whatever instances run.
  *
  * - **One instance per endpoint.** Each instance claims the endpoints nobody holds (a lease in the
- *   store, renewed before every attempt), and runs one worker per endpoint it holds. An attempt
- *   starts only on a freshly renewed lease that outlasts it, and every write it makes holds only
- *   while the lease does: two instances never attempt the same endpoint at once.
+ *   store, four attempts long), and runs one worker per endpoint it holds. An attempt starts only
+ *   while at least two attempts' time of the lease is left (renewed when a quarter of it has passed),
+ *   and every write it makes holds only while the lease does: two instances never attempt the same
+ *   endpoint at once.
  * - **At least once.** A worker reads the feed after its endpoint's cursor, and moves the cursor
  *   past an event only once its outcome is written (delivered, or kept as a retry). A crash between
  *   an attempt and its record sends the event again. A receiver dedupes by `webhook-id`.
@@ -171,6 +173,15 @@ class Worker {
   #woken = false;
   #wakeUp: (() => void) | undefined;
   #running: Promise<void> | undefined;
+  /** When this worker last renewed its lease (performance.now()), and the connection it keeps to its receiver. */
+  #renewedAt = Number.NEGATIVE_INFINITY;
+  #agent: { readonly url: string; readonly agent: http.Agent } | undefined;
+  /**
+   * When this endpoint's next retry is due (ms since the epoch), null when none waits, undefined
+   * when not known: read once, then kept here, since while this worker holds the endpoint only it
+   * schedules or drops its retries. Spares two reads each time the worker wakes.
+   */
+  #nextRetry: number | null | undefined;
 
   constructor(endpoint: EndpointRecord, owner: string, leaseSeconds: number, options: DeliveryOptions, done: () => void) {
     this.#endpoint = endpoint;
@@ -225,20 +236,47 @@ class Worker {
         'webhook delivery stopped for this endpoint; it is claimed again',
       );
     } finally {
+      this.#agent?.agent.destroy();
       await this.#webhooks.releaseLease(id, this.#owner).catch(() => undefined);
     }
   }
 
-  /** Whether this worker still holds its endpoint, renewed now for long enough to make an attempt. */
+  /**
+   * Whether this worker still holds its endpoint for long enough to make an attempt: renewed now,
+   * unless it was renewed less than a quarter of a lease ago (three quarters of it, three attempts'
+   * time, are left then, by this process's own monotonic clock), which spares a write per event.
+   */
   async #holds(): Promise<boolean> {
+    if (performance.now() - this.#renewedAt < (this.#leaseSeconds * 1000) / 4) return true;
+    const renewing = performance.now();
     const left = await this.#webhooks.renewLease(this.#endpoint.id, this.#owner, this.#leaseSeconds);
-    return left !== null && left * 1000 >= 2 * (this.#options.attemptTimeoutMs ?? ATTEMPT_TIMEOUT_MS);
+    const holds = left !== null && left * 1000 >= 2 * (this.#options.attemptTimeoutMs ?? ATTEMPT_TIMEOUT_MS);
+    this.#renewedAt = holds ? renewing : Number.NEGATIVE_INFINITY;
+    return holds;
+  }
+
+  /** The kept connection to the endpoint's receiver, made again when its URL changed. */
+  #agentFor(url: URL): http.Agent {
+    if (this.#agent?.url !== url.origin) {
+      this.#agent?.agent.destroy();
+      this.#agent = { url: url.origin, agent: endpointAgent(url) };
+    }
+    return this.#agent.agent;
+  }
+
+  /** When the next retry is due, as this worker knows it, else as the store says. */
+  async #nextRetryAt(): Promise<number | null> {
+    if (this.#nextRetry === undefined) {
+      const next = await this.#webhooks.nextRetryAt(this.#endpoint.id);
+      this.#nextRetry = next === null ? null : Date.parse(next);
+    }
+    return this.#nextRetry;
   }
 
   /** Waits for a wake, the next retry's time, or IDLE_MS. */
   async #idle(): Promise<void> {
-    const next = await this.#webhooks.nextRetryAt(this.#endpoint.id);
-    const untilRetry = next === null ? IDLE_MS : Math.max(0, Date.parse(next) - Date.now());
+    const next = await this.#nextRetryAt();
+    const untilRetry = next === null ? IDLE_MS : Math.max(0, next - Date.now());
     const renewal = (this.#leaseSeconds * 1000) / 4;
     await new Promise<void>((resolve) => {
       const timer = setTimeout(done, Math.min(IDLE_MS, untilRetry, renewal));
@@ -253,6 +291,9 @@ class Worker {
 
   /** The retries that are due: each attempted again. How many were attempted. */
   async #retries(): Promise<number> {
+    const next = await this.#nextRetryAt();
+    if (next === null || next > Date.now()) return 0;
+    this.#nextRetry = undefined;
     const due = await this.#webhooks.dueRetries(this.#endpoint.id, new Date().toISOString(), RETRIES);
     for (const retry of due) {
       if (this.#stopped) break;
@@ -330,13 +371,17 @@ class Worker {
         addresses: destination.addresses,
         headers: signedHeaders(endpoint.secrets, eventId, timestamp, body),
         body,
+        agent: this.#agentFor(url),
         ...(this.#options.attemptTimeoutMs === undefined ? {} : { timeoutMs: this.#options.attemptTimeoutMs }),
       });
     }
     const now = Date.now();
     if (delivered(result)) {
       await this.#log(eventId, attemptNumber, result, 'delivered');
-      if (attemptNumber > 1) await webhooks.dropRetry(endpoint.id, this.#owner, eventId);
+      if (attemptNumber > 1) {
+        await webhooks.dropRetry(endpoint.id, this.#owner, eventId);
+        this.#nextRetry = undefined;
+      }
       if (endpoint.failingSince !== null) {
         await webhooks.noteFailure(endpoint.id, this.#owner, null);
         this.#endpoint = { ...this.#endpoint, failingSince: null };
@@ -351,7 +396,10 @@ class Worker {
     const wait = nextWait(attemptNumber, this.#options.schedule ?? DEFAULT_RETRY_SCHEDULE, Math.random(), result.retryAfterMs);
     if (wait === undefined) {
       await this.#log(eventId, attemptNumber, result, refused ? 'refused' : 'failed');
-      if (attemptNumber > 1) await webhooks.dropRetry(endpoint.id, this.#owner, eventId);
+      if (attemptNumber > 1) {
+        await webhooks.dropRetry(endpoint.id, this.#owner, eventId);
+        this.#nextRetry = undefined;
+      }
     } else {
       const kept = await webhooks.scheduleRetry(endpoint.id, this.#owner, {
         eventId,
@@ -359,6 +407,7 @@ class Worker {
         attempts: attemptNumber,
         nextAt: new Date(now + wait).toISOString(),
       });
+      this.#nextRetry = this.#nextRetry === undefined ? undefined : Math.min(this.#nextRetry ?? Infinity, now + wait);
       await this.#log(eventId, attemptNumber, result, refused ? 'refused' : 'retrying');
       if (!kept) return 'lost';
     }
@@ -373,7 +422,6 @@ class Worker {
   }
 
   async #log(eventId: string, attemptNumber: number, result: AttemptResult, outcome: AttemptOutcome): Promise<void> {
-    this.#options.onAttempt?.(outcome);
     await this.#webhooks.logAttempt(this.#endpoint.id, {
       eventId,
       attempt: attemptNumber,
@@ -383,6 +431,8 @@ class Worker {
       durationMs: result.durationMs,
       outcome,
     });
+    // Told once the log has it, so that whoever listens reads the attempt there.
+    this.#options.onAttempt?.(outcome);
   }
 
   async #disable(reason: string): Promise<void> {

@@ -72,6 +72,11 @@ eachStore((s) => {
       await until(async () => (await client.v3.webhooks.deliveries(made.id)).deliveries.length >= 3, 'the log shows three deliveries');
       const log = await client.v3.webhooks.deliveries(made.id);
       expect(log.deliveries.every((each) => each.outcome === 'delivered' && each.status === 204)).toBe(true);
+      // The metrics say the same: three delivered, none disabled, and how far behind the endpoint is.
+      const metrics = await (await fetch(`${server.url}/metrics`)).text();
+      expect(metrics).toMatch(/^petstore_webhook_deliveries_total\{outcome="delivered"\} 3$/m);
+      expect(metrics).toMatch(/^petstore_webhook_endpoints_disabled 0$/m);
+      expect(metrics).toMatch(new RegExp(`^petstore_webhook_oldest_undelivered_seconds\\{endpoint="${made.id}"\\} \\d`, 'm'));
       const rotated = await client.v3.webhooks.rotateSecret(made.id);
       expect(rotated.secret).not.toBe(made.secret);
       expect(await client.v3.webhooks.update(made.id, { description: 'fulfilment' })).toMatchObject({ description: 'fulfilment' });

@@ -159,6 +159,58 @@ eachStore((suite) => {
     }
   });
 
+  test('an endpoint whose every attempt has failed for five days is disabled at its next failure', async () => {
+    const failing = await receiver(() => 500);
+    try {
+      await endpoint(failing.url);
+      const [made] = await store().webhooks.listEndpoints('', 1);
+      // Its run of failures began six days ago, as another instance recorded it.
+      await store().webhooks.claimEndpoints('earlier', 1, 60);
+      await store().webhooks.noteFailure(made!.id, 'earlier', new Date(Date.now() - 6 * 86_400_000).toISOString());
+      await store().webhooks.releaseLease(made!.id, 'earlier');
+      const disabled: string[] = [];
+      deliver(store(), { onDisabled: (_id, reason) => disabled.push(reason) });
+      await store().importOrders([order({ id: 11 })]);
+      await until(() => disabled.length === 1, 'the endpoint is disabled');
+      expect(disabled).toEqual(['every attempt failed for five days']);
+      expect(await store().webhooks.getEndpoint(made!.id)).toMatchObject({
+        status: 'disabled',
+        disabledReason: 'every attempt failed for five days',
+      });
+      expect(failing.got).toHaveLength(1);
+    } finally {
+      await failing.close();
+    }
+  });
+
+  test('a name that resolves to a private address when an attempt is due is not called, and the attempt is logged as refused', async () => {
+    // The endpoint was made while its name resolved to a public address; now it resolves to a
+    // private one. The resolver answers from a table: no name is looked up, no socket opened.
+    await store().webhooks.createEndpoint({
+      id: 'we_rebound',
+      url: 'https://rebound.example/hooks',
+      eventTypes: null,
+      description: null,
+      secret: newSecret(),
+      createdAt: new Date().toISOString(),
+      cursor: await store().latestEventPosition(),
+    });
+    const outcomes: AttemptOutcome[] = [];
+    deliver(store(), {
+      rules: { allowHttp: false, allowPrivate: false },
+      resolve: async () => [{ address: '10.0.0.7', family: 4 }],
+      onAttempt: (outcome) => outcomes.push(outcome),
+    });
+    await store().importOrders([order({ id: 12 })]);
+    await until(() => outcomes.length > 0, 'an attempt is logged');
+    const [logged] = await store().webhooks.attempts('we_rebound', undefined, 1);
+    expect(logged).toMatchObject({
+      outcome: 'refused',
+      status: null,
+      error: 'not sent: rebound.example resolves to 10.0.0.7 is a private address, not a public one (private addresses are not allowed)',
+    });
+  });
+
   test('two instances deliver to one endpoint, never at once, and every event arrives', async () => {
     const slow = await receiver(() => new Promise<number>((resolve) => setTimeout(() => resolve(204), 5)));
     const other = await suite.fresh.another();

@@ -18,7 +18,7 @@ import type {
 } from '../types';
 import type { RateUnit } from '../../rate-policy';
 import { etagOf, prefetched, rowToRecord, timestamp as now } from '../core';
-import { drive, queryableThrough, type SyncConnection, type SyncQueryable } from '../dialect';
+import { drive, queryableThrough, type Row, type Statement, type SyncConnection, type SyncQueryable } from '../dialect';
 import { pruneInBatches } from '../events';
 import { findKeySteps } from '../keys';
 import { cancelOutcome, moveSteps, shipOutcome, MOVE_EVENTS, type Moved, type MoveTo } from '../moves';
@@ -77,6 +77,9 @@ export function openSqliteStore(file: string, options: SqliteStoreOptions = {}):
  */
 const NEXT_ID_SQL = nextIdSql(['SELECT max(to_id) FROM import_publishing']);
 
+/** Whether a write answers rows (its RETURNING clause). */
+const RETURNS_ROWS = /\bRETURNING\b/i;
+
 class SqliteStore extends SharedStore implements Store {
   private readonly statements;
   /** The shared statements on the writer connection, each through the store's guard (reads) or its write checks (writes). */
@@ -117,7 +120,28 @@ class SqliteStore extends SharedStore implements Store {
     const connection = (this.connection = sqliteConnection(db));
     this.feed = new SqliteFeed(writer);
     this.read = queryableThrough(connection, (operation) => writer.guard(operation));
-    this.shared = sharedOperations(SQL, sqliteDialect, { read: this.read, write: queryableThrough(connection, (op) => writer.write(op)) });
+    // Webhook delivery's bookkeeping: the writes of one turn of the event loop in one transaction,
+    // one fsync, however many endpoints wrote. Each write keeps its own outcome.
+    const bookkeepAll = db.transaction((batch: readonly Statement[]) =>
+      batch.map((one): { rows: Row[] } | { error: unknown } => {
+        try {
+          return { rows: RETURNS_ROWS.test(one.text) ? connection.rows(one) : (connection.run(one), []) };
+        } catch (err) {
+          return { error: err };
+        }
+      }),
+    );
+    const bookkeeping = new GroupCommit((batch: readonly Statement[], since) => writer.whenFree(() => bookkeepAll.immediate(batch), since));
+    const bookkept = async (one: Statement): Promise<Row[]> => {
+      const outcome = await bookkeeping.submit(one);
+      if ('error' in outcome) throw outcome.error;
+      return outcome.rows;
+    };
+    this.shared = sharedOperations(SQL, sqliteDialect, {
+      read: this.read,
+      write: queryableThrough(connection, (op) => writer.write(op)),
+      bookkeeping: { run: async (one) => void (await bookkept(one)), rows: bookkept },
+    });
     const prepare = <P extends unknown[], R>(sql: string) => db.prepare<P, R>(sqlitePlaceholders(sql));
     this.statements = {
       meta: prepare<[], { store_id: string; revision: number }>(SQL.meta),
