@@ -8,6 +8,13 @@ import { addKey, freshStore, order } from '../helpers/stores';
 import { tempDir } from '../helpers/temp-dir';
 import { ROOT } from '../helpers/project';
 
+/**
+ * How long the page may take to render a version: Swagger UI lays out every operation of v3 at
+ * once (docExpansion: full), which takes seconds on a slow machine under a full test run. Each
+ * wait ends as soon as what it waits for is there.
+ */
+const RENDER_MS = 90_000;
+
 // The API reference page in a real browser: Debian's chromium, headless, with no network but ours.
 const CHROMIUM = process.env.PETSTORE_CHROMIUM ?? '/usr/bin/chromium';
 const REQUIRED = process.env.PETSTORE_TEST_BROWSER === 'required';
@@ -41,88 +48,108 @@ if (!present && !REQUIRED) {
     tmp.cleanup();
   });
 
-  test('shows v3 first, then v1 with its deprecated getPetById, the bearer scheme and the Error object, offline', async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 2400 } });
-    const elsewhere: string[] = [];
-    // Offline: anything not served by this server is refused, and noted.
-    await page.route('**/*', (route) => {
-      const url = route.request().url();
-      if (url.startsWith(server.url)) return route.continue();
-      elsewhere.push(url);
-      return route.abort();
-    });
+  test(
+    'shows v3 first, then v1 with its deprecated getPetById, the bearer scheme and the Error object, offline',
+    async () => {
+      const page = await browser.newPage({ viewport: { width: 1280, height: 2400 } });
+      const elsewhere: string[] = [];
+      // Offline: anything not served by this server is refused, and noted.
+      await page.route('**/*', (route) => {
+        const url = route.request().url();
+        if (url.startsWith(server.url)) return route.continue();
+        elsewhere.push(url);
+        return route.abort();
+      });
 
-    const response = await page.goto(`${server.url}/docs`);
-    await page.waitForSelector('.opblock-summary-path', { timeout: 15000 });
-    // Read once the last operation's summary is there: blocks can appear before their text.
-    await page.locator('.opblock-summary').filter({ hasText: 'Cancel a pending order' }).first().waitFor({ timeout: 15000 });
-    const v3 = await page.locator('body').innerText();
-    const v3Paths = await page.locator('.opblock-summary-path').allInnerTexts();
-    fs.mkdirSync(ARTIFACTS, { recursive: true });
-    await page.screenshot({ path: path.join(ARTIFACTS, 'docs-v3.png'), fullPage: true });
-    // The version is chosen in the top bar; v1 follows.
-    await page.locator('.topbar select').selectOption({ label: 'v1 (1.0.2)' });
-    // Read once the deprecated operation shows its sunset date: the block appears before its text is rendered.
-    await page.locator('.opblock-deprecated').filter({ hasText: '2027-06-30' }).first().waitFor({ timeout: 15000 });
-    await page.waitForSelector('.models', { timeout: 15000 });
-    const v1 = await page.locator('body').innerText();
-    const deprecated = await page.locator('.opblock-deprecated').allInnerTexts();
-    await page.screenshot({ path: path.join(ARTIFACTS, 'docs.png'), fullPage: true });
-    // The bearer scheme, as the Authorize dialog presents it.
-    await page.locator('button.authorize').first().click();
-    const scheme = await page.locator('.modal-ux').innerText();
+      const response = await page.goto(`${server.url}/docs`);
+      await page.waitForSelector('.opblock-summary-path', { timeout: RENDER_MS });
+      // Read once the last operation's summary is there: blocks can appear before their text.
+      await page.locator('.opblock-summary').filter({ hasText: 'Cancel a pending order' }).first().waitFor({ timeout: RENDER_MS });
+      const v3 = await page.locator('body').innerText();
+      const v3Paths = await page.locator('.opblock-summary-path').allInnerTexts();
+      fs.mkdirSync(ARTIFACTS, { recursive: true });
+      await page.screenshot({ path: path.join(ARTIFACTS, 'docs-v3.png'), fullPage: true });
+      // The version is chosen in the top bar; v1 follows.
+      await page.locator('.topbar select').selectOption({ label: 'v1 (1.0.2)' });
+      // Read once the deprecated operation shows its sunset date: the block appears before its text is rendered.
+      await page.locator('.opblock-deprecated').filter({ hasText: '2027-06-30' }).first().waitFor({ timeout: RENDER_MS });
+      await page.waitForSelector('.models', { timeout: RENDER_MS });
+      const v1 = await page.locator('body').innerText();
+      const deprecated = await page.locator('.opblock-deprecated').allInnerTexts();
+      await page.screenshot({ path: path.join(ARTIFACTS, 'docs.png'), fullPage: true });
+      // The bearer scheme, as the Authorize dialog presents it.
+      await page.locator('button.authorize').first().click();
+      const scheme = await page.locator('.modal-ux').innerText();
 
-    expect(response?.status()).toBe(200);
-    expect(elsewhere).toEqual([]);
-    expect(v3).toContain(loadDocument(specPath('v3')).info.version);
-    expect(v3).toContain('Place an order, exactly once');
-    expect(v3).toContain('Read one order');
-    expect(v3).toContain('Read what changed');
-    expect(v3).toContain('nextCursor');
-    expect(v3).toContain('shipDateFrom');
-    expect(v3).toContain('insufficient_scope');
-    expect(v3).toContain('RateLimit-Policy');
-    expect(v3Paths).toEqual([
-      '/store/orders',
-      '/store/orders',
-      '/store/orders/{orderId}',
-      '/store/orders/{orderId}',
-      '/store/orders/{orderId}/ship',
-      '/store/order-events',
-    ]);
-    expect(v1).toContain('Petstore Store Orders API');
-    expect(v1).toContain('/store/orders/{orderId}');
-    expect(v1).toContain('listOrders');
-    expect(v1).toContain('cancelOrder');
-    expect(scheme).toContain('bearerAuth');
-    expect(scheme).toMatch(/http, Bearer/);
-    expect(v1).toContain('Error');
-    expect(deprecated.join('\n')).toContain('/pets/{petId}');
-    expect(deprecated.join('\n')).toContain('2027-06-30');
-    expect(fs.statSync(path.join(ARTIFACTS, 'docs.png')).size).toBeGreaterThan(10_000);
-  });
+      expect(response?.status()).toBe(200);
+      expect(elsewhere).toEqual([]);
+      expect(v3).toContain(loadDocument(specPath('v3')).info.version);
+      expect(v3).toContain('Place an order, exactly once');
+      expect(v3).toContain('Read one order');
+      expect(v3).toContain('Read what changed');
+      expect(v3).toContain('nextCursor');
+      expect(v3).toContain('shipDateFrom');
+      expect(v3).toContain('insufficient_scope');
+      expect(v3).toContain('RateLimit-Policy');
+      expect(v3Paths).toEqual([
+        '/store/orders',
+        '/store/orders',
+        '/store/orders/{orderId}',
+        '/store/orders/{orderId}',
+        '/store/orders/{orderId}/ship',
+        '/store/order-events',
+        // 3.2's webhook endpoint operations, then the webhooks it sends, each named by its event type.
+        '/webhook-endpoints',
+        '/webhook-endpoints',
+        '/webhook-endpoints/{endpointId}',
+        '/webhook-endpoints/{endpointId}',
+        '/webhook-endpoints/{endpointId}',
+        '/webhook-endpoints/{endpointId}/rotate-secret',
+        '/webhook-endpoints/{endpointId}/deliveries',
+        '/webhook-endpoints/{endpointId}/replay',
+        'order.created',
+        'order.shipped',
+        'order.cancelled',
+      ]);
+      expect(v1).toContain('Petstore Store Orders API');
+      expect(v1).toContain('/store/orders/{orderId}');
+      expect(v1).toContain('listOrders');
+      expect(v1).toContain('cancelOrder');
+      expect(scheme).toContain('bearerAuth');
+      expect(scheme).toMatch(/http, Bearer/);
+      expect(v1).toContain('Error');
+      expect(deprecated.join('\n')).toContain('/pets/{petId}');
+      expect(deprecated.join('\n')).toContain('2027-06-30');
+      expect(fs.statSync(path.join(ARTIFACTS, 'docs.png')).size).toBeGreaterThan(10_000);
+    },
+    4 * RENDER_MS,
+  );
 
-  test('"Try it out" calls the deployment that serves the page, not the document\'s example server', async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 2400 } });
-    const called: string[] = [];
-    page.on('request', (request) => called.push(request.url()));
+  test(
+    '"Try it out" calls the deployment that serves the page, not the document\'s example server',
+    async () => {
+      const page = await browser.newPage({ viewport: { width: 1280, height: 2400 } });
+      const called: string[] = [];
+      page.on('request', (request) => called.push(request.url()));
 
-    await page.goto(`${server.url}/docs`);
-    await page.waitForSelector('.opblock-summary-path', { timeout: 15000 });
-    const servers = await page.locator('.servers select option').allInnerTexts();
-    // Every operation is open (docExpansion: full): its "Try it out", then "Execute".
-    await page.locator('.opblock-get').first().locator('button.try-out__btn').click();
-    await page.locator('.opblock-get').first().locator('button.execute').click();
-    await page.waitForSelector('.opblock-get .live-responses-table', { timeout: 15000 });
-    const answered = await page.locator('.opblock-get .live-responses-table').first().innerText();
+      await page.goto(`${server.url}/docs`);
+      await page.waitForSelector('.opblock-summary-path', { timeout: RENDER_MS });
+      const servers = await page.locator('.servers select option').allInnerTexts();
+      // Every operation is open (docExpansion: full): its "Try it out", then "Execute".
+      await page.locator('.opblock-get').first().locator('button.try-out__btn').click();
+      await page.locator('.opblock-get').first().locator('button.execute').click();
+      await page.waitForSelector('.opblock-get .live-responses-table', { timeout: RENDER_MS });
+      const answered = await page.locator('.opblock-get .live-responses-table').first().innerText();
 
-    expect(servers[0]).toBe('../../v3 - This deployment');
-    expect(called.filter((url) => url.startsWith(`${server.url}/v3/store/orders?limit=100&status=pending`))).toHaveLength(1);
-    expect(called.some((url) => url.includes('localhost:8080'))).toBe(false);
-    // No key was given: this deployment's own 401, with its Error.
-    expect(answered).toContain('401');
-    expect(answered).toContain('unauthorized');
-  });
+      expect(servers[0]).toBe('../../v3 - This deployment');
+      expect(called.filter((url) => url.startsWith(`${server.url}/v3/store/orders?limit=100&status=pending`))).toHaveLength(1);
+      expect(called.some((url) => url.includes('localhost:8080'))).toBe(false);
+      // No key was given: this deployment's own 401, with its Error.
+      expect(answered).toContain('401');
+      expect(answered).toContain('unauthorized');
+    },
+    4 * RENDER_MS,
+  );
 });
 
 test('the docs page and its assets are served from the package, without a key', async () => {
