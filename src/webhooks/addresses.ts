@@ -106,8 +106,11 @@ export type Resolve = (hostname: string) => Promise<readonly ResolvedAddress[]>;
 export const systemResolve: Resolve = async (hostname) =>
   (await lookup(hostname, { all: true, verbatim: true })).map(({ address, family }) => ({ address, family: family === 6 ? 6 : 4 }));
 
+/** The addresses an attempt may connect to: at least one. */
+export type CheckedAddresses = readonly [ResolvedAddress, ...ResolvedAddress[]];
+
 /** Where an attempt may connect: the addresses checked, or why it may not be made. */
-export type Destination = { readonly addresses: readonly ResolvedAddress[] } | { readonly refused: string };
+export type Destination = { readonly addresses: CheckedAddresses } | { readonly refused: string };
 
 /**
  * The addresses an attempt to `url` may connect to, checked now: every address its host names must
@@ -124,10 +127,11 @@ export async function destinationOf(url: URL, rules: AddressRules, resolve: Reso
   } catch (err) {
     return { refused: `${url.hostname} did not resolve (${errorCode(err) ?? errorMessage(err)})` };
   }
-  if (addresses.length === 0) return { refused: `${url.hostname} resolved to no address` };
+  const [first, ...rest] = addresses;
+  if (first === undefined) return { refused: `${url.hostname} resolved to no address` };
   for (const { address } of addresses) {
     const refused = addressProblem(address, rules);
     if (refused !== undefined) return { refused: `${url.hostname} resolves to ${refused}` };
   }
-  return { addresses };
+  return { addresses: [first, ...rest] };
 }

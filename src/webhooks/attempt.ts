@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import type { ResolvedAddress } from './addresses';
+import type { CheckedAddresses } from './addresses';
 import { retryAfterMs } from './schedule';
 
 /** How long one attempt may take, from connecting to the end of the answer's head. */
@@ -29,7 +29,7 @@ export function delivered(result: AttemptResult): boolean {
 export interface Attempt {
   readonly url: URL;
   /** The addresses checked for this attempt (addresses.ts): the connection goes to one of them, never to a fresh lookup. */
-  readonly addresses: readonly ResolvedAddress[];
+  readonly addresses: CheckedAddresses;
   readonly headers: Readonly<Record<string, string>>;
   readonly body: string;
   readonly timeoutMs?: number;
@@ -55,7 +55,7 @@ export function attempt({ url, addresses, headers, body, timeoutMs = ATTEMPT_TIM
   const started = performance.now();
   const elapsed = (): number => Math.round((performance.now() - started) * 10) / 10;
   const pinned: LookupFunction = (_hostname, options, callback) => {
-    const first = addresses[0]!;
+    const [first] = addresses;
     if (options.all === true)
       callback(
         null,

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { CheckedAddresses } from '../../src/webhooks/addresses';
 import { attempt, delivered } from '../../src/webhooks/attempt';
 
 // One attempt against real receivers on loopback: what it sends, what it makes of each answer,
@@ -31,7 +32,7 @@ async function receiver(answer: (req: http.IncomingMessage, res: http.ServerResp
   };
 }
 
-const LOOPBACK = [{ address: '127.0.0.1', family: 4 as const }];
+const LOOPBACK: CheckedAddresses = [{ address: '127.0.0.1', family: 4 }];
 const body = '{"id":"evt_1","type":"order.created"}';
 const headers = { 'webhook-id': 'evt_1', 'webhook-timestamp': '1795750000', 'webhook-signature': 'v1,abc' };
 
