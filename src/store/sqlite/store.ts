@@ -26,6 +26,7 @@ import { keptSteps, placementSteps, nextIdSql, PLACEMENT_SQL } from '../placemen
 import { SharedStore, sharedOperations } from '../shared-operations';
 import { BEFORE_FIRST_ID, type ListedRow, type OrderRow } from '../sql';
 import { Counter } from './counter';
+import { UnsyncedBatches } from './unsynced';
 import { sqliteConnection, sqliteDialect, sqlitePlaceholders } from './dialect';
 import { SqliteFeed } from './feed';
 import { importThroughStaging } from './import';
@@ -108,6 +109,8 @@ class SqliteStore extends SharedStore implements Store {
   private readonly placing = new Set<string>();
   /** The rate-limit count: its own connection, a batch per commit. */
   private readonly counter: Counter;
+  /** Webhook delivery's bookkeeping: its own connection, unsynced, a batch per commit. */
+  private readonly bookkeeping: UnsyncedBatches<Statement, { rows: Row[] } | { error: unknown }>;
 
   constructor(
     private readonly writer: Writer,
@@ -120,18 +123,18 @@ class SqliteStore extends SharedStore implements Store {
     const connection = (this.connection = sqliteConnection(db));
     this.feed = new SqliteFeed(writer);
     this.read = queryableThrough(connection, (operation) => writer.guard(operation));
-    // Webhook delivery's bookkeeping: the writes of one turn of the event loop in one transaction,
-    // one fsync, however many endpoints wrote. Each write keeps its own outcome.
-    const bookkeepAll = db.transaction((batch: readonly Statement[]) =>
-      batch.map((one): { rows: Row[] } | { error: unknown } => {
-        try {
-          return { rows: RETURNS_ROWS.test(one.text) ? connection.rows(one) : (connection.run(one), []) };
-        } catch (err) {
-          return { error: err };
-        }
-      }),
-    );
-    const bookkeeping = new GroupCommit((batch: readonly Statement[], since) => writer.whenFree(() => bookkeepAll.immediate(batch), since));
+    // Webhook delivery's bookkeeping (its log, cursors, retries and failures): the writes of one
+    // turn of the event loop in one unsynced transaction, however many endpoints wrote; each keeps
+    // its own outcome. A power cut may lose the last of them, and at least once still holds: a
+    // cursor moves only after the outcome it follows, and a lost move sends its events again.
+    const bookkeeping = new UnsyncedBatches(writer, (one: Statement, on): { rows: Row[] } | { error: unknown } => {
+      try {
+        return { rows: RETURNS_ROWS.test(one.text) ? on.rows(one) : (on.run(one), []) };
+      } catch (err) {
+        return { error: err };
+      }
+    });
+    this.bookkeeping = bookkeeping;
     const bookkept = async (one: Statement): Promise<Row[]> => {
       const outcome = await bookkeeping.submit(one);
       if ('error' in outcome) throw outcome.error;
@@ -299,6 +302,7 @@ class SqliteStore extends SharedStore implements Store {
     this.feed.stopWatching();
     this.readers.close();
     this.counter.close();
+    this.bookkeeping.close();
     if (this.writer.db.open) this.writer.db.close();
   }
 }
