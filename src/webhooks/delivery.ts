@@ -7,6 +7,7 @@ import {
   type AttemptOutcome,
   type EndpointRecord,
   type EventLog,
+  type EventPage,
   type EventPosition,
   type OrderEventRecord,
   type WebhookStore,
@@ -107,6 +108,7 @@ export function startDelivery(options: DeliveryOptions): Delivery {
   const owner = `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const leaseSeconds = leaseSecondsOf(options.attemptTimeoutMs ?? ATTEMPT_TIMEOUT_MS);
   const workers = new Map<string, Worker>();
+  const pages = new SharedPages(options.log);
   let stopped = false;
   let claiming: Promise<void> | undefined;
   let claimedAt = 0;
@@ -122,7 +124,7 @@ export function startDelivery(options: DeliveryOptions): Delivery {
         const running = workers.get(endpoint.id);
         if (running !== undefined) running.update(endpoint);
         else {
-          const worker = new Worker(endpoint, owner, leaseSeconds, options, () => {
+          const worker = new Worker(endpoint, owner, leaseSeconds, options, pages, () => {
             workers.delete(endpoint.id);
             options.onLagGone?.(endpoint.id);
           });
@@ -141,6 +143,7 @@ export function startDelivery(options: DeliveryOptions): Delivery {
   const timer = setInterval(claimSoon, Math.min(options.claimEveryMs ?? CLAIM_EVERY_MS, leaseSeconds * 1000));
   timer.unref();
   const unwatch = options.log.watchEvents(() => {
+    pages.forget();
     for (const worker of workers.values()) worker.wake();
     // An endpoint made since the last claim, or one whose holder died, is taken soon, not at the next tick.
     if (Date.now() - claimedAt > 1000) claimSoon();
@@ -162,12 +165,44 @@ export function startDelivery(options: DeliveryOptions): Delivery {
   };
 }
 
+/**
+ * The feed's pages as this instance's workers read them: the endpoints it delivers to are mostly at
+ * the same place in the feed, so a page read after a position serves every worker that asks for it
+ * until the next commit is heard of (`forget`). A page kept meanwhile only lacks what was committed
+ * since it was read, and that commit wakes every worker to read again.
+ */
+class SharedPages {
+  readonly #log: EventLog;
+  readonly #kept = new Map<string, Promise<EventPage>>();
+
+  constructor(log: EventLog) {
+    this.#log = log;
+  }
+
+  read(after: EventPosition | 'oldest'): Promise<EventPage> {
+    const key = after === 'oldest' ? after : `${after.tx}:${after.seq}`;
+    let page = this.#kept.get(key);
+    if (page === undefined) {
+      page = Promise.resolve(this.#log.readEvents(after, PAGE));
+      this.#kept.set(key, page);
+      // A read that failed is not kept: the next worker asks again.
+      page.catch(() => this.#kept.get(key) === page && this.#kept.delete(key));
+    }
+    return page;
+  }
+
+  forget(): void {
+    this.#kept.clear();
+  }
+}
+
 /** One endpoint's deliveries, in this instance, while it holds the endpoint's lease. */
 class Worker {
   #endpoint: EndpointRecord;
   readonly #owner: string;
   readonly #leaseSeconds: number;
   readonly #options: DeliveryOptions;
+  readonly #pages: SharedPages;
   readonly #done: () => void;
   #stopped = false;
   #woken = false;
@@ -183,11 +218,19 @@ class Worker {
    */
   #nextRetry: number | null | undefined;
 
-  constructor(endpoint: EndpointRecord, owner: string, leaseSeconds: number, options: DeliveryOptions, done: () => void) {
+  constructor(
+    endpoint: EndpointRecord,
+    owner: string,
+    leaseSeconds: number,
+    options: DeliveryOptions,
+    pages: SharedPages,
+    done: () => void,
+  ) {
     this.#endpoint = endpoint;
     this.#owner = owner;
     this.#leaseSeconds = leaseSeconds;
     this.#options = options;
+    this.#pages = pages;
     this.#done = done;
   }
 
@@ -226,9 +269,11 @@ class Worker {
         const fresh = await this.#webhooks.getEndpoint(id);
         if (fresh === null || fresh.status !== 'enabled') return;
         this.#endpoint = fresh;
-        const worked = (await this.#retries()) + (await this.#newEvents());
+        // `|`, not `||`: the new events are read whether or not retries are left.
+        const more = (await this.#retries()) | (await this.#newEvents());
         if (this.#stopped) return;
-        if (worked === 0 && !this.#woken) await this.#idle();
+        // A commit since the feed was read woke this worker; else all it read was attempted.
+        if (!more && !this.#woken) await this.#idle();
       }
     } catch (err) {
       this.#options.logger.warn(
@@ -289,8 +334,8 @@ class Worker {
     this.#wakeUp = undefined;
   }
 
-  /** The retries that are due: each attempted again. How many were attempted. */
-  async #retries(): Promise<number> {
+  /** The retries that are due: each attempted again. 1 when more may be due at once, else 0. */
+  async #retries(): Promise<0 | 1> {
     const next = await this.#nextRetryAt();
     if (next === null || next > Date.now()) return 0;
     this.#nextRetry = undefined;
@@ -298,23 +343,26 @@ class Worker {
     for (const retry of due) {
       if (this.#stopped) break;
       const went = await this.#deliver(retry.eventId, retry.body, retry.attempts + 1);
-      if (went === 'lost') return due.length;
+      if (went === 'lost') return 1;
     }
-    return due.length;
+    return due.length === RETRIES ? 1 : 0;
   }
 
-  /** The events after the cursor: each attempted, then the cursor moved past it. How many were read. */
-  async #newEvents(): Promise<number> {
+  /**
+   * The events after the cursor: each attempted, then the cursor moved past it. 1 when there may be
+   * more to read at once (a full page, or the endpoint to read again), else 0.
+   */
+  async #newEvents(): Promise<0 | 1> {
     const endpoint = this.#endpoint;
     let page;
     try {
-      page = await this.#options.log.readEvents(endpoint.cursor, PAGE);
+      page = await this.#pages.read(endpoint.cursor);
     } catch (err) {
       if (!(err instanceof EventsExpiredError)) throw err;
       // Events it had not been sent were removed (the feed keeps them for days): it reads on from
       // the oldest kept, and says so.
       this.#options.logger.warn({ endpointId: endpoint.id }, 'events this webhook endpoint had not been sent were removed from the feed');
-      page = await this.#options.log.readEvents('oldest', PAGE);
+      page = await this.#pages.read('oldest');
     }
     const oldest = page.events[0];
     this.#options.onLag?.(endpoint.id, oldest === undefined ? 0 : Math.max(0, (Date.now() - Date.parse(oldest.occurredAt)) / 1000));
@@ -332,11 +380,11 @@ class Worker {
             'a webhook body breaks the contract; not sent',
           );
           await this.#log(body.id, 1, { error: `the body breaks the contract: ${problem}`, durationMs: 0 }, 'failed');
-        } else if ((await this.#deliver(body.id, JSON.stringify(body), 1)) === 'lost') return page.events.length;
+        } else if ((await this.#deliver(body.id, JSON.stringify(body), 1)) === 'lost') return 1;
       }
       if (!(await this.#webhooks.advanceCursor(endpoint.id, this.#owner, at, event.position))) {
         // Lost the lease, or the cursor was moved (a replay): read the endpoint again.
-        return page.events.length;
+        return 1;
       }
       at = event.position;
       this.#endpoint = { ...this.#endpoint, cursor: at };
@@ -344,7 +392,7 @@ class Worker {
     if (page.events.length === 0 && (page.next.seq !== at.seq || page.next.tx !== at.tx)) {
       await this.#webhooks.advanceCursor(endpoint.id, this.#owner, at, page.next);
     }
-    return page.events.length;
+    return page.events.length === PAGE ? 1 : 0;
   }
 
   /**

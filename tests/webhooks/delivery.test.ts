@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { silentLogger } from '../../src/logger';
-import type { AttemptOutcome, Store } from '../../src/store';
+import type { AttemptOutcome, EventLog, Store } from '../../src/store';
 import { startDelivery, type Delivery, type DeliveryOptions } from '../../src/webhooks/delivery';
 import { newSecret } from '../../src/webhooks/signature';
 import { eachStore, order } from '../helpers/stores';
@@ -209,6 +209,37 @@ eachStore((suite) => {
       status: null,
       error: 'not sent: rebound.example resolves to 10.0.0.7 is a private address, not a public one (private addresses are not allowed)',
     });
+  });
+
+  test('endpoints at one place in the feed share its reads: a commit is read once for them all, not once each', async () => {
+    const ENDPOINTS = 5;
+    const at = await Promise.all(Array.from({ length: ENDPOINTS }, () => receiver()));
+    let reads = 0;
+    // The store's own feed, with its reads counted.
+    const log: EventLog = {
+      readEvents: (after, limit) => {
+        reads += 1;
+        return store().readEvents(after, limit);
+      },
+      latestEventPosition: () => store().latestEventPosition(),
+      watchEvents: (listener) => store().watchEvents(listener),
+      onEventsWritten: (listener) => store().onEventsWritten(listener),
+      pruneEvents: (before) => store().pruneEvents(before),
+    };
+    try {
+      for (const one of at) await endpoint(one.url);
+      const looked = new Set<string>();
+      deliver(store(), { log, onLag: (id) => looked.add(id) });
+      await until(() => looked.size === ENDPOINTS, 'every worker has read the feed once');
+      reads = 0;
+      await store().importOrders([order({ id: 11 })]);
+      await until(() => at.every((one) => one.got.length === 1), 'the event reaches every endpoint');
+      // Each wake (this process's commit, and the store's own signal of it) is one read for all
+      // the workers; a read per worker would be at least one for each endpoint.
+      expect(reads).toBeLessThan(ENDPOINTS);
+    } finally {
+      await Promise.all(at.map((one) => one.close()));
+    }
   });
 
   test('two instances deliver to one endpoint, never at once, and every event arrives', async () => {
