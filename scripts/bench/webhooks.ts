@@ -5,12 +5,13 @@
 //   the delivery's arrival. On SQLite with one instance, and on PostgreSQL with two, the orders
 //   placed through the one that does not hold the endpoint when it can be told (so the delivery
 //   crosses instances through NOTIFY).
-// - Cost: getOrderById at 32 connections while a client places 50 orders a second, with no
-//   endpoint and with 10, one of which never answers (each attempt waits out the 15 s timeout);
-//   alternating rounds, medians.
+// - Cost: getOrderById at 32 connections while a client places 5 or 50 orders a second, on a
+//   server with no endpoint and on one with 10, one of which never answers (each attempt waits out
+//   the 15 s timeout): the two side by side, taking turns in short windows; medians of pairs.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import path from 'node:path';
 import autocannon from 'autocannon';
 import { quantile, startServer, type Server } from './measure';
 import { postgresProblem, withScratchDatabases } from './postgres';
@@ -32,6 +33,32 @@ const SLOW_ENDPOINTS = 1;
 const FAST_ENDPOINTS = 9;
 /** Orders placed a second beside the reads: each is an event for every endpoint. */
 const PLACEMENT_RATES = [5, 50];
+/** The cost's windows: pairs a round, and each window's length. */
+const COST_PAIRS = 6;
+const COST_WINDOW_SECONDS = 2;
+
+/** The cost's receivers, in a process of their own (./receivers.ts): their URLs, fast ones first. */
+async function receiverProcess(fast: number, slow: number): Promise<{ urls: string[]; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, [path.join(__dirname, 'receivers.js'), String(fast), String(slow)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const urls = await new Promise<string[]>((resolve, reject) => {
+    let seen = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      seen += chunk.toString();
+      if (seen.includes('\n')) resolve(JSON.parse(seen) as string[]);
+    });
+    child.once('exit', (code) => reject(new Error(`the receivers exited with ${code}`)));
+  });
+  return {
+    urls,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGKILL');
+      }),
+  };
+}
 
 interface Receiver {
   url: string;
@@ -40,8 +67,8 @@ interface Receiver {
   close: () => Promise<void>;
 }
 
-/** A receiver on loopback: answers 204 at once (or never, when `silent`), and keeps each delivery's lag. */
-async function receiver(silent = false): Promise<Receiver> {
+/** The lag's receiver, on loopback in the bench's process: answers 204 at once, and keeps each delivery's lag. */
+async function receiver(): Promise<Receiver> {
   const lags: number[] = [];
   let received = 0;
   const server = http.createServer((req, res) => {
@@ -52,7 +79,7 @@ async function receiver(silent = false): Promise<Receiver> {
       received += 1;
       const { occurredAt } = JSON.parse(body) as { occurredAt: string };
       lags.push(Date.now() - Date.parse(occurredAt));
-      if (!silent) res.writeHead(204).end();
+      res.writeHead(204).end();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -156,21 +183,28 @@ export async function webhookRuns(ctx: WebhookBenchContext): Promise<string[]> {
     });
   }
 
-  // What delivery costs the API: getOrderById beside a steady stream of placements, with and
-  // without ten endpoints, one of which never answers.
+  // What delivery costs the API: getOrderById beside a steady stream of placements, on a server
+  // with no endpoint and on one with ten, one of which never answers. The host's speed drifts by
+  // tens of percent from one second to the next, so the two servers run side by side and take turns
+  // in short windows, each placing orders only in its own; each pair of windows gives a ratio, and a
+  // round of fresh servers the median of its pairs.
   const costLines: string[] = [];
   for (const perSecond of PLACEMENT_RATES) {
+    const ratios: number[] = [];
     const rates = { without: [] as number[], with: [] as number[] };
     for (let round = 0; round < ctx.rounds; round += 1) {
-      for (const mode of ['without', 'with'] as const) {
-        const target = { args: ['--db', ctx.dbFile(`webhooks-cost-${perSecond}-${round}-${mode}`)], env: {} };
-        const key = keyOn(ctx.cli, target, 'cost');
-        const receivers =
-          mode === 'with' ? [...(await Promise.all(Array.from({ length: FAST_ENDPOINTS }, () => receiver()))), await receiver(true)] : [];
-        for (const at of receivers) run(ctx.cli, [...target.args, 'webhooks', 'add', at.url], target.env);
-        const server = await start(target);
-        try {
-          const id = await place(server.url, key, 0);
+      const receivers = await receiverProcess(FAST_ENDPOINTS, SLOW_ENDPOINTS);
+      const servers: Partial<Record<'without' | 'with', { server: Server; key: string; id: number }>> = {};
+      try {
+        for (const mode of ['without', 'with'] as const) {
+          const target = { args: ['--db', ctx.dbFile(`webhooks-cost-${perSecond}-${round}-${mode}`)], env: {} };
+          const key = keyOn(ctx.cli, target, 'cost');
+          if (mode === 'with') for (const url of receivers.urls) run(ctx.cli, [...target.args, 'webhooks', 'add', url], target.env);
+          const server = await start(target);
+          servers[mode] = { server, key, id: await place(server.url, key, 0) };
+        }
+        const window = async (mode: 'without' | 'with', seconds: number): Promise<number> => {
+          const { server, key, id } = servers[mode]!;
           let placing = true;
           const placer = (async () => {
             for (let n = 1; placing; n += 1) {
@@ -181,25 +215,39 @@ export async function webhookRuns(ctx: WebhookBenchContext): Promise<string[]> {
           const result = await autocannon({
             url: `${server.url}/v3/store/orders/${id}`,
             connections: 32,
-            duration: ctx.seconds,
+            duration: seconds,
             headers: { Authorization: `Bearer ${key}` },
           });
           placing = false;
           await placer;
           if (result.non2xx > 0) throw new Error(`getOrderById answered ${result.non2xx} non-2xx`);
-          rates[mode].push(result.requests.average);
-          process.stderr.write(
-            `webhooks cost ${perSecond}/s, ${mode} endpoints, round ${round + 1}: ${result.requests.average.toFixed(0)} req/s\n`,
-          );
-        } finally {
-          await server.stop();
-          await Promise.all(receivers.map((at) => at.close()));
+          return result.requests.total / seconds;
+        };
+        // Both warmed up first, then the pairs, in alternating order.
+        await window('without', 1);
+        await window('with', 1);
+        const pairs: number[] = [];
+        for (let pair = 0; pair < COST_PAIRS; pair += 1) {
+          const order = pair % 2 === 0 ? (['without', 'with'] as const) : (['with', 'without'] as const);
+          const got: Partial<Record<'without' | 'with', number>> = {};
+          for (const mode of order) got[mode] = await window(mode, COST_WINDOW_SECONDS);
+          rates.without.push(got.without!);
+          rates.with.push(got.with!);
+          pairs.push(got.with! / got.without!);
         }
+        const ratio = quantile(pairs, 0.5);
+        ratios.push(ratio);
+        process.stderr.write(
+          `webhooks cost ${perSecond}/s, round ${round + 1}: with / without ${(ratio * 100).toFixed(1)}% (pairs ${pairs.map((one) => (one * 100).toFixed(0)).join(', ')})\n`,
+        );
+      } finally {
+        await Promise.all(Object.values(servers).map(({ server }) => server.stop()));
+        await receivers.stop();
       }
     }
     const median = (values: number[]) => quantile(values, 0.5);
     costLines.push(
-      `| ${perSecond} (${perSecond * (FAST_ENDPOINTS + SLOW_ENDPOINTS)} deliveries/s) | ${median(rates.without).toFixed(0)} | ${median(rates.with).toFixed(0)} | ${((median(rates.with) / median(rates.without)) * 100).toFixed(1)}% |`,
+      `| ${perSecond} (${perSecond * (FAST_ENDPOINTS + SLOW_ENDPOINTS)} deliveries/s) | ${median(rates.without).toFixed(0)} | ${median(rates.with).toFixed(0)} | ${(median(ratios) * 100).toFixed(1)}% (rounds ${ratios.map((one) => `${(one * 100).toFixed(1)}%`).join(', ')}) |`,
     );
   }
   return [
@@ -211,9 +259,9 @@ export async function webhookRuns(ctx: WebhookBenchContext): Promise<string[]> {
     '|---|---|---:|---:|---:|---:|',
     ...lagRows,
     '',
-    `Cost: getOrderById (c=32, ${ctx.seconds} s, requests/s) while orders are placed at a steady rate, with no endpoint and with ${FAST_ENDPOINTS + SLOW_ENDPOINTS} (${SLOW_ENDPOINTS} never answering, each attempt waiting out its 15 s), SQLite, median of ${ctx.rounds} alternating rounds (target: with ≥ 97% of without):`,
+    `Cost: getOrderById (c=32, requests/s) while orders are placed at a steady rate, on a server with no endpoint and on one with ${FAST_ENDPOINTS + SLOW_ENDPOINTS} (${SLOW_ENDPOINTS} never answering, each attempt waiting out its 15 s; the receivers in a process of their own), SQLite. The two run side by side and take turns in windows of ${COST_WINDOW_SECONDS} s, ${COST_PAIRS} pairs a round, in alternating order; with / without is the median over ${ctx.rounds} rounds of fresh servers of each round's median pair (target: ≥ 97%):`,
     '',
-    '| orders placed a second | without endpoints | with 10 | with / without |',
+    '| orders placed a second | without endpoints (median window) | with 10 (median window) | with / without |',
     '|---|---:|---:|---:|',
     ...costLines,
   ];
