@@ -165,15 +165,20 @@ export function startDelivery(options: DeliveryOptions): Delivery {
   };
 }
 
+/** How long a page read from the feed may serve other workers, at most: they ask together after a wake. */
+const SHARED_PAGE_MS = 250;
+
 /**
  * The feed's pages as this instance's workers read them: the endpoints it delivers to are mostly at
  * the same place in the feed, so a page read after a position serves every worker that asks for it
- * until the next commit is heard of (`forget`). A page kept meanwhile only lacks what was committed
- * since it was read, and that commit wakes every worker to read again.
+ * until the next commit is heard of (`forget`), and for SHARED_PAGE_MS at most. A page kept
+ * meanwhile only lacks what was committed since it was read: a commit heard of wakes every worker
+ * to read again, and one that was not (PostgreSQL shows an event only once every older writing
+ * transaction has ended) is read by the next look after the page expired.
  */
 class SharedPages {
   readonly #log: EventLog;
-  readonly #kept = new Map<string, Promise<EventPage>>();
+  readonly #kept = new Map<string, { readonly page: Promise<EventPage>; readonly at: number }>();
 
   constructor(log: EventLog) {
     this.#log = log;
@@ -181,14 +186,14 @@ class SharedPages {
 
   read(after: EventPosition | 'oldest'): Promise<EventPage> {
     const key = after === 'oldest' ? after : `${after.tx}:${after.seq}`;
-    let page = this.#kept.get(key);
-    if (page === undefined) {
-      page = Promise.resolve(this.#log.readEvents(after, PAGE));
-      this.#kept.set(key, page);
-      // A read that failed is not kept: the next worker asks again.
-      page.catch(() => this.#kept.get(key) === page && this.#kept.delete(key));
-    }
-    return page;
+    const now = performance.now();
+    const kept = this.#kept.get(key);
+    if (kept !== undefined && now - kept.at < SHARED_PAGE_MS) return kept.page;
+    const read = { page: Promise.resolve(this.#log.readEvents(after, PAGE)), at: now };
+    this.#kept.set(key, read);
+    // A read that failed is not kept: the next worker asks again.
+    read.page.catch(() => this.#kept.get(key) === read && this.#kept.delete(key));
+    return read.page;
   }
 
   forget(): void {
