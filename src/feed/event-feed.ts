@@ -2,10 +2,7 @@ import { ApiError } from '../errors';
 import type { MaybePromise } from '../maybe-promise';
 import { DEFAULT_FEED } from '../config';
 import { EventsExpiredError, type EventLog, type EventPage } from '../store';
-
-/** How soon a waiting read looks again for events held back by an older transaction, and how seldom at most. */
-const HELD_BACK_FIRST_MS = 25;
-const HELD_BACK_MAX_MS = 1000;
+import { heldBackWait } from './held-back';
 
 /** How the change feed is served: how long events are kept, and how many requests may wait at once. */
 export interface EventFeedOptions {
@@ -59,8 +56,8 @@ export class EventFeed {
       let again = false;
       let done = false;
       // Events held back by an older transaction (EventPage.heldBack) bring no signal when they
-      // settle: the read is tried again, sooner first, then at most once a second.
-      let heldBackDelay = HELD_BACK_FIRST_MS;
+      // settle: the read is tried again, sooner first, then at most once a second (./held-back.ts).
+      let heldBackDelay: number | undefined;
       let heldBackTimer: NodeJS.Timeout | undefined;
       const finish = (outcome: { page: EventPage } | { error: unknown }): void => {
         if (done) return;
@@ -94,11 +91,11 @@ export class EventFeed {
               if (page.events.length > 0) finish({ page });
               else if (again) look();
               else if (page.heldBack === true && heldBackTimer === undefined) {
+                heldBackDelay = heldBackWait(heldBackDelay);
                 heldBackTimer = setTimeout(() => {
                   heldBackTimer = undefined;
                   look();
                 }, heldBackDelay);
-                heldBackDelay = Math.min(heldBackDelay * 2, HELD_BACK_MAX_MS);
               }
             },
             (error: unknown) => {

@@ -18,6 +18,7 @@ import { attempt, ATTEMPT_TIMEOUT_MS, delivered, endpointAgent, type AttemptResu
 import type http from 'node:http';
 import { DEFAULT_RETRY_SCHEDULE, DISABLE_AFTER_FAILING_MS, nextWait } from './schedule';
 import { signedHeaders } from './signature';
+import { heldBackWait } from '../feed/held-back';
 
 /**
  * Delivery from the feed: every event committed after an endpoint was made reaches it at least
@@ -191,8 +192,10 @@ class SharedPages {
     if (kept !== undefined && now - kept.at < SHARED_PAGE_MS) return kept.page;
     const read = { page: Promise.resolve(this.#log.readEvents(after, PAGE)), at: now };
     this.#kept.set(key, read);
-    // A read that failed is not kept: the next worker asks again.
-    read.page.catch(() => this.#kept.get(key) === read && this.#kept.delete(key));
+    // A read that failed is not kept, nor one with events held back (they settle with no signal):
+    // the next worker asks again.
+    const drop = (): void => void (this.#kept.get(key) === read && this.#kept.delete(key));
+    read.page.then((page) => page.heldBack === true && drop(), drop);
     return read.page;
   }
 
@@ -222,6 +225,8 @@ class Worker {
    * schedules or drops its retries. Spares two reads each time the worker wakes.
    */
   #nextRetry: number | null | undefined;
+  /** How long to wait before looking again at events held back by an older transaction; undefined when none were. */
+  #heldBack: number | undefined;
 
   constructor(
     endpoint: EndpointRecord,
@@ -329,7 +334,7 @@ class Worker {
     const untilRetry = next === null ? IDLE_MS : Math.max(0, next - Date.now());
     const renewal = (this.#leaseSeconds * 1000) / 4;
     await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, Math.min(IDLE_MS, untilRetry, renewal));
+      const timer = setTimeout(done, Math.min(IDLE_MS, untilRetry, renewal, this.#heldBack ?? IDLE_MS));
       function done(): void {
         clearTimeout(timer);
         resolve();
@@ -369,6 +374,8 @@ class Worker {
       this.#options.logger.warn({ endpointId: endpoint.id }, 'events this webhook endpoint had not been sent were removed from the feed');
       page = await this.#pages.read('oldest');
     }
+    // Events held back by an older transaction bring no wake when they settle: looked for again soon.
+    this.#heldBack = page.heldBack === true ? heldBackWait(this.#heldBack) : undefined;
     const oldest = page.events[0];
     this.#options.onLag?.(endpoint.id, oldest === undefined ? 0 : Math.max(0, (Date.now() - Date.parse(oldest.occurredAt)) / 1000));
     let at = endpoint.cursor;

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import pg from 'pg';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { silentLogger } from '../../src/logger';
@@ -241,6 +242,39 @@ eachStore((suite) => {
       await Promise.all(at.map((one) => one.close()));
     }
   });
+
+  // Only PostgreSQL holds an event back from readers until every older transaction has ended.
+  (suite.kind.name === 'postgres' ? test : test.skip)(
+    'events held back by an older transaction are looked for again without a wake, and sent once they settle',
+    async () => {
+      const at = await receiver();
+      const holder = new pg.Client({ connectionString: suite.fresh.env.PETSTORE_DATABASE_URL });
+      await holder.connect();
+      try {
+        await endpoint(at.url);
+        let looks = 0;
+        // No periodic claim, so nothing but the worker itself looks again.
+        deliver(store(), { claimEveryMs: 3_600_000, onLag: () => (looks += 1) });
+        await until(() => looks >= 1, 'the worker has looked once');
+        // A transaction older than the import takes its id and stays open: the import's event is held back.
+        await holder.query('BEGIN');
+        await holder.query('SELECT pg_current_xact_id()');
+        const before = looks;
+        await store().importOrders([order({ id: 21 })]);
+        // The commit's two signals (this process's, then PostgreSQL's NOTIFY) wake the worker, which
+        // finds the event held back and nothing to send. With no other commit and no claim, it then
+        // looks again by itself, soon and more than once, where its idle wait would be 10 s.
+        await until(() => looks >= before + 5, 'the worker keeps looking by itself', 5_000);
+        expect(at.got).toHaveLength(0);
+        await holder.query('COMMIT');
+        await until(() => at.got.length === 1, 'the event, once settled, is sent', 120_000);
+        expect(JSON.parse(at.got[0]!.body)).toEqual(expect.objectContaining({ type: 'order.created', orderId: 21 }));
+      } finally {
+        await holder.end();
+        await at.close();
+      }
+    },
+  );
 
   test('two instances deliver to one endpoint, never at once, and every event arrives', async () => {
     const slow = await receiver(() => new Promise<number>((resolve) => setTimeout(() => resolve(204), 5)));
