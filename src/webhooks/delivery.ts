@@ -173,9 +173,9 @@ const SHARED_PAGE_MS = 250;
  * The feed's pages as this instance's workers read them: the endpoints it delivers to are mostly at
  * the same place in the feed, so a page read after a position serves every worker that asks for it
  * until the next commit is heard of (`forget`), and for SHARED_PAGE_MS at most. A page kept
- * meanwhile only lacks what was committed since it was read: a commit heard of wakes every worker
- * to read again, and one that was not (PostgreSQL shows an event only once every older writing
- * transaction has ended) is read by the next look after the page expired.
+ * meanwhile only lacks what was committed since it was read, and a commit heard of wakes every
+ * worker to read again. Events that settle with no signal (PostgreSQL's, held back by an older
+ * transaction) are looked for again by each worker itself, and a page that says so is not kept.
  */
 class SharedPages {
   readonly #log: EventLog;
