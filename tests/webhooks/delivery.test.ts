@@ -43,6 +43,12 @@ async function receiver(answer: (count: number) => number | Promise<number> = ()
 }
 
 const LOCAL = { allowHttp: true, allowPrivate: true };
+/**
+ * How long a wait for a delivery may take: on PostgreSQL an event shows only once every older
+ * transaction of the cluster has ended, and under a loaded suite another file's can run for seconds.
+ */
+const SETTLES_MS = 120_000;
+jest.setTimeout(180_000);
 const quiet = silentLogger;
 
 eachStore((suite) => {
@@ -75,12 +81,12 @@ eachStore((suite) => {
       // Before the endpoint is made, and shown by the feed (PostgreSQL shows a commit once every older
       // writing transaction has ended): not sent.
       await store().importOrders([order({ id: 1 })]);
-      await until(async () => (await store().readEvents('oldest', 10)).events.length === 1, 'the first event is shown', 120_000);
+      await until(async () => (await store().readEvents('oldest', 10)).events.length === 1, 'the first event is shown', SETTLES_MS);
       const secret = await endpoint(at.url);
       deliver(store());
       await store().importOrders([order({ id: 2 }), order({ id: 3 })]);
       await store().cancelOrder(2);
-      await until(() => at.got.length >= 3, 'three deliveries');
+      await until(() => at.got.length >= 3, 'three deliveries', SETTLES_MS);
       const bodies = at.got.map(({ headers, body }) => new Webhook(secret).verify(body, headers as Record<string, string>));
       expect(bodies).toEqual([
         expect.objectContaining({ type: 'order.created', orderId: 2, order: expect.objectContaining({ id: 2 }) }),
@@ -111,7 +117,7 @@ eachStore((suite) => {
       await until(
         async () => outcomes.includes('delivered') && (await store().webhooks.getEndpoint(held!.id))?.failingSince === null,
         'the third attempt delivers',
-        10_000,
+        SETTLES_MS,
       );
       const log = await store().webhooks.attempts(held!.id, undefined, 10);
       expect(log.map(({ attempt, status, outcome }) => ({ attempt, status, outcome }))).toEqual([
@@ -135,7 +141,7 @@ eachStore((suite) => {
       const disabled: string[] = [];
       deliver(store(), { onDisabled: (id) => disabled.push(id) });
       await store().importOrders([order({ id: 8 })]);
-      await until(() => disabled.length === 1, 'the endpoint is disabled');
+      await until(() => disabled.length === 1, 'the endpoint is disabled', SETTLES_MS);
       expect(await store().webhooks.getEndpoint(disabled[0]!)).toMatchObject({
         status: 'disabled',
         disabledReason: 'the receiver answered 410 Gone',
@@ -147,7 +153,7 @@ eachStore((suite) => {
       const outcomes: AttemptOutcome[] = [];
       deliver(store(), { rules: { allowHttp: true, allowPrivate: false }, onAttempt: (outcome) => outcomes.push(outcome) });
       await store().importOrders([order({ id: 9 })]);
-      await until(() => outcomes.length > 0, 'an attempt is logged');
+      await until(() => outcomes.length > 0, 'an attempt is logged', SETTLES_MS);
       expect(outcomes[0]).toBe('refused');
       const endpoints = await store().webhooks.listEndpoints('', 10);
       const refused = endpoints.find((each) => each.url === strict.url)!;
@@ -172,7 +178,7 @@ eachStore((suite) => {
       const disabled: string[] = [];
       deliver(store(), { onDisabled: (_id, reason) => disabled.push(reason) });
       await store().importOrders([order({ id: 11 })]);
-      await until(() => disabled.length === 1, 'the endpoint is disabled');
+      await until(() => disabled.length === 1, 'the endpoint is disabled', SETTLES_MS);
       expect(disabled).toEqual(['every attempt failed for five days']);
       expect(await store().webhooks.getEndpoint(made!.id)).toMatchObject({
         status: 'disabled',
@@ -203,7 +209,7 @@ eachStore((suite) => {
       onAttempt: (outcome) => outcomes.push(outcome),
     });
     await store().importOrders([order({ id: 12 })]);
-    await until(() => outcomes.length > 0, 'an attempt is logged');
+    await until(() => outcomes.length > 0, 'an attempt is logged', SETTLES_MS);
     const [logged] = await store().webhooks.attempts('we_rebound', undefined, 1);
     expect(logged).toMatchObject({
       outcome: 'refused',
@@ -234,7 +240,7 @@ eachStore((suite) => {
       await until(() => looked.size === ENDPOINTS, 'every worker has read the feed once');
       reads = 0;
       await store().importOrders([order({ id: 11 })]);
-      await until(() => at.every((one) => one.got.length === 1), 'the event reaches every endpoint');
+      await until(() => at.every((one) => one.got.length === 1), 'the event reaches every endpoint', SETTLES_MS);
       // Each wake (this process's commit, and the store's own signal of it) is one read for all
       // the workers; a read per worker would be at least one for each endpoint.
       expect(reads).toBeLessThan(ENDPOINTS);
@@ -267,7 +273,7 @@ eachStore((suite) => {
         await until(() => looks >= before + 5, 'the worker keeps looking by itself', 5_000);
         expect(at.got).toHaveLength(0);
         await holder.query('COMMIT');
-        await until(() => at.got.length === 1, 'the event, once settled, is sent', 120_000);
+        await until(() => at.got.length === 1, 'the event, once settled, is sent', SETTLES_MS);
         expect(JSON.parse(at.got[0]!.body)).toEqual(expect.objectContaining({ type: 'order.created', orderId: 21 }));
       } finally {
         await holder.end();
@@ -285,7 +291,7 @@ eachStore((suite) => {
       deliver(other);
       await store().importOrders(Array.from({ length: 20 }, (_, i) => order({ id: 100 + i })));
       for (let id = 100; id < 110; id += 1) await other.cancelOrder(id);
-      await until(() => new Set(slow.got.map(({ headers }) => headers['webhook-id'])).size >= 30, 'thirty events delivered', 15_000);
+      await until(() => new Set(slow.got.map(({ headers }) => headers['webhook-id'])).size >= 30, 'thirty events delivered', SETTLES_MS);
       expect(slow.mostInFlight()).toBe(1);
     } finally {
       await Promise.all(running.splice(0).map((delivery) => delivery.stop()));
