@@ -38,18 +38,17 @@ export function sharedOperations(
     readonly read: SyncQueryable | Queryable;
     readonly write: Queryable;
     /**
-     * Where webhook delivery's bookkeeping (its log, its cursor, its failures: a few writes per
-     * event and endpoint) is written: a store whose every commit costs an fsync (SQLite) runs the
-     * writes of one turn of the event loop in one transaction; by default, `write`.
+     * Where webhook delivery's bookkeeping (its log, its cursor, its retries and failures: a few
+     * writes per event and endpoint) is written: a store whose every commit costs an fsync (SQLite)
+     * runs the writes of one turn of the event loop in one transaction that is not synced; by
+     * default, `write`.
      */
     readonly bookkeeping?: Queryable;
   },
 ): SharedOperations {
   const { read, write } = ways;
-  const rows = (on: Queryable, text: string, values: readonly unknown[] = []) => on.rows(statement(text, values));
   /** Whether a write changed one row: each such statement returns the row it changed. */
-  const changedOne = async (text: string, values: readonly unknown[]) =>
-    (await rows(write, `${text} RETURNING 1 AS one`, values)).length === 1;
+  const changedOne = (text: string, values: readonly unknown[]) => changedOneRow(write, `${text} RETURNING 1 AS one`, values);
   return {
     findKey: (keyHash, at) => drive(findKeySteps(keyHash, at), read),
     async createKey(name, keyHash, key) {
@@ -77,6 +76,16 @@ export function sharedOperations(
   };
 }
 
+/** A statement's rows on `on`. */
+function rows(on: Queryable, text: string, values: readonly unknown[] = []): MaybePromise<Row[]> {
+  return on.rows(statement(text, values));
+}
+
+/** Whether a write that returns the rows it changed changed exactly one. */
+async function changedOneRow(on: Queryable, text: string, values: readonly unknown[]): Promise<boolean> {
+  return (await rows(on, text, values)).length === 1;
+}
+
 /** The webhook operations over a store's queryables: each one statement, so none holds a transaction open. */
 function webhookOperations(
   dialect: Dialect,
@@ -87,11 +96,7 @@ function webhookOperations(
   }: { readonly read: SyncQueryable | Queryable; readonly write: Queryable; readonly bookkeeping?: Queryable | undefined },
 ): WebhookStore {
   const sql = webhookSql(dialect);
-  const rows = async (on: Queryable, text: string, values: readonly unknown[]) => on.rows(statement(text, values));
   const endpoint = (row: Row | undefined) => (row === undefined ? null : endpointOf(row, timestamp()));
-  const changed = async (text: string, values: readonly unknown[]) => (await rows(write, text, values)).length === 1;
-  /** A bookkeeping write (`bookkeeping`'s) that changed one row. */
-  const kept = async (text: string, values: readonly unknown[]) => (await rows(bookkeeping, text, values)).length === 1;
   return {
     async createEndpoint(made) {
       await write.run(createEndpointStatement(sql, made));
@@ -106,7 +111,7 @@ function webhookOperations(
       return endpoint(firstOf(await rows(write, text, values)));
     },
     async removeEndpoint(id) {
-      const removed = await changed(sql.remove, [id]);
+      const removed = await changedOneRow(write, sql.remove, [id]);
       await write.run(statement(sql.removeRetries, [id]));
       await write.run(statement(sql.removeAttempts, [id]));
       return removed;
@@ -120,14 +125,15 @@ function webhookOperations(
       return row === undefined ? null : Number(row.secondsLeft);
     },
     releaseLease: async (id, owner) => write.run(statement(sql.release, [id, owner])),
-    advanceCursor: (id, owner, from, to) => kept(sql.advance, [to.tx, to.seq, id, owner, from.tx, from.seq]),
+    advanceCursor: (id, owner, from, to) => changedOneRow(bookkeeping, sql.advance, [to.tx, to.seq, id, owner, from.tx, from.seq]),
     noteFailure: async (id, owner, at) => {
       const [row] = await rows(bookkeeping, sql.failing, [at, at, id, owner]);
       return row === undefined ? false : typeof row.failingSince === 'string' ? row.failingSince : null;
     },
-    disableEndpoint: (id, owner, reason) => changed(sql.disable, [reason, id, owner]),
-    scheduleRetry: (id, owner, retry) => kept(sql.retry, [id, retry.eventId, retry.body, retry.attempts, retry.nextAt, id, owner]),
-    dropRetry: (id, owner, eventId) => kept(sql.retried, [id, eventId, id, owner]),
+    disableEndpoint: (id, owner, reason) => changedOneRow(write, sql.disable, [reason, id, owner]),
+    scheduleRetry: (id, owner, retry) =>
+      changedOneRow(bookkeeping, sql.retry, [id, retry.eventId, retry.body, retry.attempts, retry.nextAt, id, owner]),
+    dropRetry: (id, owner, eventId) => changedOneRow(bookkeeping, sql.retried, [id, eventId, id, owner]),
     dueRetries: async (id, now, limit) => (await rows(read, sql.due, [id, now, limit])).map(retryOf),
     nextRetryAt: async (id) => {
       const next = firstOf(await rows(read, sql.nextDue, [id]))?.nextAt;
@@ -147,7 +153,7 @@ function webhookOperations(
         if (first === undefined) return events;
         const from = { tx: String(first.tx), seq: Number(first.seq) - 1 };
         if (!isBefore(from, current.cursor)) return events;
-        if (await changed(sql.rewind, [from.tx, from.seq, id, current.cursor.tx, current.cursor.seq])) return events;
+        if (await changedOneRow(write, sql.rewind, [from.tx, from.seq, id, current.cursor.tx, current.cursor.seq])) return events;
       }
       throw new StoreInvariantError(`the cursor of webhook endpoint ${id} kept moving while it was replayed`);
     },
