@@ -78,9 +78,6 @@ export function openSqliteStore(file: string, options: SqliteStoreOptions = {}):
  */
 const NEXT_ID_SQL = nextIdSql(['SELECT max(to_id) FROM import_publishing']);
 
-/** Whether a write answers rows (its RETURNING clause). */
-const RETURNS_ROWS = /\bRETURNING\b/i;
-
 class SqliteStore extends SharedStore implements Store {
   private readonly statements;
   /** The shared statements on the writer connection, each through the store's guard (reads) or its write checks (writes). */
@@ -110,7 +107,7 @@ class SqliteStore extends SharedStore implements Store {
   /** The rate-limit count: its own connection, a batch per commit. */
   private readonly counter: Counter;
   /** Webhook delivery's bookkeeping: its own connection, unsynced, a batch per commit. */
-  private readonly bookkeeping: UnsyncedBatches<Statement, { rows: Row[] } | { error: unknown }>;
+  private readonly bookkeeping: UnsyncedBatches<{ one: Statement; answers: boolean }, { rows: Row[] } | { error: unknown }>;
 
   constructor(
     private readonly writer: Writer,
@@ -127,23 +124,24 @@ class SqliteStore extends SharedStore implements Store {
     // turn of the event loop in one unsynced transaction, however many endpoints wrote; each keeps
     // its own outcome. A power cut may lose the last of them, and at least once still holds: a
     // cursor moves only after the outcome it follows, and a lost move sends its events again.
-    const bookkeeping = new UnsyncedBatches(writer, (one: Statement, on): { rows: Row[] } | { error: unknown } => {
+    // Each write says whether it answers rows (run, or rows, as the shared operations asked).
+    const bookkeeping = new UnsyncedBatches(writer, ({ one, answers }: { one: Statement; answers: boolean }, on) => {
       try {
-        return { rows: RETURNS_ROWS.test(one.text) ? on.rows(one) : (on.run(one), []) };
+        return { rows: answers ? on.rows(one) : (on.run(one), []) };
       } catch (err) {
         return { error: err };
       }
     });
     this.bookkeeping = bookkeeping;
-    const bookkept = async (one: Statement): Promise<Row[]> => {
-      const outcome = await bookkeeping.submit(one);
+    const bookkept = async (one: Statement, answers: boolean): Promise<Row[]> => {
+      const outcome = await bookkeeping.submit({ one, answers });
       if ('error' in outcome) throw outcome.error;
       return outcome.rows;
     };
     this.shared = sharedOperations(SQL, sqliteDialect, {
       read: this.read,
       write: queryableThrough(connection, (op) => writer.write(op)),
-      bookkeeping: { run: async (one) => void (await bookkept(one)), rows: bookkept },
+      bookkeeping: { run: async (one) => void (await bookkept(one, false)), rows: (one) => bookkept(one, true) },
     });
     const prepare = <P extends unknown[], R>(sql: string) => db.prepare<P, R>(sqlitePlaceholders(sql));
     this.statements = {
