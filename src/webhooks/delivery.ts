@@ -279,11 +279,11 @@ class Worker {
         const fresh = await this.#webhooks.getEndpoint(id);
         if (fresh === null || fresh.status !== 'enabled') return;
         this.#endpoint = fresh;
-        // `|`, not `||`: the new events are read whether or not retries are left.
-        const more = (await this.#retries()) | (await this.#newEvents());
+        const retriesLeft = await this.#retries();
+        const eventsLeft = await this.#newEvents();
         if (this.#stopped) return;
         // A commit since the feed was read woke this worker; else all it read was attempted.
-        if (!more && !this.#woken) await this.#idle();
+        if (!retriesLeft && !eventsLeft && !this.#woken) await this.#idle();
       }
     } catch (err) {
       this.#options.logger.warn(
@@ -344,25 +344,25 @@ class Worker {
     this.#wakeUp = undefined;
   }
 
-  /** The retries that are due: each attempted again. 1 when more may be due at once, else 0. */
-  async #retries(): Promise<0 | 1> {
+  /** The retries that are due: each attempted again. Whether more may be due at once. */
+  async #retries(): Promise<boolean> {
     const next = await this.#nextRetryAt();
-    if (next === null || next > Date.now()) return 0;
+    if (next === null || next > Date.now()) return false;
     this.#nextRetry = undefined;
     const due = await this.#webhooks.dueRetries(this.#endpoint.id, new Date().toISOString(), RETRIES);
     for (const retry of due) {
       if (this.#stopped) break;
       const went = await this.#deliver(retry.eventId, retry.body, retry.attempts + 1);
-      if (went === 'lost') return 1;
+      if (went === 'lost') return true;
     }
-    return due.length === RETRIES ? 1 : 0;
+    return due.length === RETRIES;
   }
 
   /**
-   * The events after the cursor: each attempted, then the cursor moved past it. 1 when there may be
-   * more to read at once (a full page, or the endpoint to read again), else 0.
+   * The events after the cursor: each attempted, then the cursor moved past it. Whether there may
+   * be more to read at once (a full page, or the endpoint to read again).
    */
-  async #newEvents(): Promise<0 | 1> {
+  async #newEvents(): Promise<boolean> {
     const endpoint = this.#endpoint;
     let page;
     try {
@@ -392,11 +392,11 @@ class Worker {
             'a webhook body breaks the contract; not sent',
           );
           await this.#log(body.id, 1, { error: `the body breaks the contract: ${problem}`, durationMs: 0 }, 'failed');
-        } else if ((await this.#deliver(body.id, JSON.stringify(body), 1)) === 'lost') return 1;
+        } else if ((await this.#deliver(body.id, JSON.stringify(body), 1)) === 'lost') return true;
       }
       if (!(await this.#webhooks.advanceCursor(endpoint.id, this.#owner, at, event.position))) {
         // Lost the lease, or the cursor was moved (a replay): read the endpoint again.
-        return 1;
+        return true;
       }
       at = event.position;
       this.#endpoint = { ...this.#endpoint, cursor: at };
@@ -404,7 +404,7 @@ class Worker {
     if (page.events.length === 0 && (page.next.seq !== at.seq || page.next.tx !== at.tx)) {
       await this.#webhooks.advanceCursor(endpoint.id, this.#owner, at, page.next);
     }
-    return page.events.length === PAGE ? 1 : 0;
+    return page.events.length === PAGE;
   }
 
   /**
