@@ -68,6 +68,14 @@ export function startServer(
   });
 }
 
+/**
+ * Whether `name` holds one of the texts of `only`, separated by `|` (BENCH_ONLY, BENCH_OVERLOAD_ONLY):
+ * `getOrderById|: 401` picks both. (Names hold commas: `listOrders, 1,000 orders`.)
+ */
+export function named(name: string, only: string): boolean {
+  return only.split('|').some((part) => name.includes(part));
+}
+
 /** Requests per second under autocannon, after a warm-up. Fails on any non-expected status. */
 export async function throughput(options: {
   url: string;

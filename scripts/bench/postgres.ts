@@ -7,7 +7,7 @@ import pg from 'pg';
 import { DEFAULT_SCOPES, hashKey } from '../../src/keys';
 import type { Policy } from '../../src/rate-policy';
 import { openPostgresStore, type ImportRecord } from '../../src/store';
-import { median, startServer, throughput, type Server } from './measure';
+import { median, named, startServer, throughput, type Server } from './measure';
 import { BENCH_SCOPES, NEW_ORDER_BODY, REPLAYED_KEY, placeReplayed } from './placements';
 
 const ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -24,7 +24,7 @@ interface Context {
   /** petstore-orders on SQLite, by scenario name, for the comparison column. */
   sqlite: (name: string) => number | undefined;
   nextPort: () => number;
-  /** Only the scenarios whose names hold this text (BENCH_ONLY), when given. */
+  /** Only the scenarios whose names hold one of these texts, separated by `|` (BENCH_ONLY), when given. */
   only?: string | undefined;
 }
 
@@ -190,7 +190,7 @@ export async function postgresRuns(ctx: Context): Promise<string[]> {
         body: NEW_ORDER_BODY,
       },
     ];
-    if (ctx.only !== undefined) single.splice(0, single.length, ...single.filter((scenario) => scenario.name.includes(ctx.only ?? '')));
+    if (ctx.only !== undefined) single.splice(0, single.length, ...single.filter((scenario) => named(scenario.name, ctx.only ?? '')));
     for (let round = 0; round < ctx.rounds; round += 1) {
       for (const scenario of single) {
         const database = scenario.fresh ? await pending() : list;

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { DEFAULT_SCOPES, generateKey, hashKey } from '../../src/keys';
 import type { Policy } from '../../src/rate-policy';
 import { openPostgresStore, openSqliteStore, type ImportRecord } from '../../src/store';
-import { bigDownload, median, peakRss, probeHealth, quantile, startServer, throughput, type Server } from './measure';
+import { bigDownload, median, named, peakRss, probeHealth, quantile, startServer, throughput, type Server } from './measure';
 import { feedRuns } from './feed';
 import { webhookRuns } from './webhooks';
 import { HELD_ORDERS, OVERLOAD_ORDERS, overloadRuns } from './overload';
@@ -20,7 +20,7 @@ import { checkPerformancePage, onVirtualMachine, runSection, writeLatestRun } fr
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const BIG = Number(process.env.BENCH_BIG ?? 1_000_000);
-// A substring of scenario names: runs only those throughput scenarios and skips the large runs.
+// Substrings of scenario names, separated by `|`: runs only those throughput scenarios and skips the large runs.
 const ONLY = process.env.BENCH_ONLY;
 // The PostgreSQL rows (on by default; BENCH_PG=0 leaves them out).
 const PG = process.env.BENCH_PG !== '0';
@@ -241,7 +241,7 @@ async function main(): Promise<void> {
     },
   ];
 
-  if (ONLY !== undefined) scenarios.splice(0, scenarios.length, ...scenarios.filter((s) => s.name.includes(ONLY)));
+  if (ONLY !== undefined) scenarios.splice(0, scenarios.length, ...scenarios.filter((s) => named(s.name, ONLY)));
   const results = new Map<string, number[]>();
   for (let round = 0; round < ROUNDS; round += 1) {
     const order = round % 2 === 0 ? KINDS : [...KINDS].reverse();
