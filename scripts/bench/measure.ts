@@ -2,6 +2,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
 import autocannon from 'autocannon';
 
 /** A server process under test. */
@@ -11,7 +13,17 @@ export interface Server {
   stop: () => Promise<void>;
 }
 
-/** Starts `node script args`, and resolves once it prints `marker` on stdout or stderr. */
+/** Where the servers' output goes while they run: a file each, removed when the server stops. */
+const OUTPUT_DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'petstore-bench-output-'));
+process.once('exit', () => fs.rmSync(OUTPUT_DIR, { recursive: true, force: true }));
+
+/**
+ * Starts `node script args`, and resolves once it writes `marker` to its output, or, for
+ * `'healthz'`, once its /healthz answers. The server writes its output (its request log lines,
+ * when they are on) to a file, as a service writes to a log file or a journal: read through a
+ * pipe by this process, they took the load generator's event loop, and a server with logs on was
+ * measured against a slower client than one without.
+ */
 export function startServer(
   script: string,
   args: string[],
@@ -19,52 +31,57 @@ export function startServer(
   marker: RegExp | 'healthz',
   env: NodeJS.ProcessEnv = {},
 ): Promise<Server> {
+  const output = path.join(OUTPUT_DIR, `${port}-${Date.now()}.log`);
+  const fd = fs.openSync(output, 'w');
   const child = spawn(process.execPath, [script, ...args], {
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', fd, fd],
   });
+  fs.closeSync(fd);
+  const written = (): string => {
+    try {
+      return fs.readFileSync(output, 'utf8');
+    } catch {
+      return '';
+    }
+  };
   return new Promise((resolve, reject) => {
-    let seen = '';
     let settled = false;
     const started = (): void => {
       if (settled) return;
       settled = true;
-      child.stdout.off('data', onData);
-      child.stderr.off('data', onData);
-      child.stdout.resume();
-      child.stderr.resume();
       resolve({
         child,
         url: `http://127.0.0.1:${port}`,
         stop: () =>
           new Promise((done) => {
-            child.once('exit', () => done());
+            child.once('exit', () => {
+              fs.rmSync(output, { force: true });
+              done();
+            });
             child.kill('SIGKILL');
           }),
       });
     };
-    const onData = (chunk: Buffer): void => {
-      seen += chunk.toString();
-      if (marker !== 'healthz' && marker.test(seen)) started();
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
     child.once('exit', (code) => {
       if (settled) return;
       settled = true;
-      reject(new Error(`${script} exited with ${code}: ${seen}`));
+      reject(new Error(`${script} exited with ${code}: ${written()}`));
     });
-    // A server that logs no start line (LOG_LEVEL=warn) is ready once its /healthz answers.
-    if (marker === 'healthz') {
-      const poll = (): void => {
-        if (settled) return;
-        fetch(`http://127.0.0.1:${port}/healthz`).then(
-          (res) => (res.ok ? started() : setTimeout(poll, 20)),
-          () => setTimeout(poll, 20),
-        );
-      };
-      poll();
-    }
+    const poll = (): void => {
+      if (settled) return;
+      if (marker !== 'healthz') {
+        if (marker.test(written())) started();
+        else setTimeout(poll, 20);
+        return;
+      }
+      // A server that logs no start line (LOG_LEVEL=warn) is ready once its /healthz answers.
+      fetch(`http://127.0.0.1:${port}/healthz`).then(
+        (res) => (res.ok ? started() : setTimeout(poll, 20)),
+        () => setTimeout(poll, 20),
+      );
+    };
+    poll();
   });
 }
 
