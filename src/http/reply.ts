@@ -126,7 +126,8 @@ export function serialize(
 
 /**
  * Writes a checked reply to request `requestId` with the headers every response carries, in one
- * `writeHead`. The body goes to `end` as a string, so Node sends it in one write with the head.
+ * `writeHead`. The body goes to `end` as a string, so Node sends it in one write with the head; that
+ * write leaves at the end of this turn of the event loop, with the turn's other replies.
  */
 export function sendReply(res: ServerResponse, reply: Reply, requestId: string): void {
   const fixed = fixedWires.get(reply);
@@ -134,6 +135,28 @@ export function sendReply(res: ServerResponse, reply: Reply, requestId: string):
     ? { headers: { 'X-Request-Id': requestId, ...fixed.headers }, payload: fixed.payload }
     : serialize(reply, requestId);
   res.writeHead(reply.status, headers);
-  if (payload === undefined) res.end();
-  else res.end(payload, 'utf8');
+  endAtTurnEnd(res, payload);
+}
+
+/** The replies made in this turn of the event loop, with their payloads, in the order they were made. */
+const ending: Array<{ readonly res: ServerResponse; readonly payload: string | undefined }> = [];
+
+/**
+ * Ends `res` with `payload` at the end of this turn of the event loop (its check phase), where the
+ * replies of every request read in the turn are written one after another. Written as each is
+ * made, every reply's write woke its client on its own, and on a host where waking another process
+ * is dear (a VM) that cost more than the rest of a small request (docs/performance.md). The turn's
+ * replies are made already when it ends, so none waits for more than the rest of its turn. (Corking
+ * the connection would not hold them: Node's `end` uncorks it fully.)
+ */
+function endAtTurnEnd(res: ServerResponse, payload: string | undefined): void {
+  if (ending.push({ res, payload }) === 1) setImmediate(endHeld);
+}
+
+function endHeld(): void {
+  for (const { res, payload } of ending.splice(0)) {
+    if (res.writableEnded) continue;
+    if (payload === undefined) res.end();
+    else res.end(payload, 'utf8');
+  }
 }
