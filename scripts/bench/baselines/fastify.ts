@@ -1,8 +1,5 @@
 // fastify 5 with response schemas, so it serializes with fast-json-stringify: the same queries and auth.
-import fs from 'node:fs';
-import path from 'node:path';
 import Fastify from 'fastify';
-import { parse } from 'yaml';
 import {
   METHOD_NOT_ALLOWED,
   NO_OPERATION,
@@ -13,24 +10,17 @@ import {
   ready,
   shipped,
   type BaselineNewOrder,
+  specSchemas,
+  v2OrderSchema,
   withoutExamples,
 } from './shared';
 
 const { db, port } = args();
 const store = openBaselineStore(db);
-const spec = parse(fs.readFileSync(path.join(__dirname, '../../../../spec/openapi.yaml'), 'utf8')) as {
-  components: { schemas: Record<string, object> };
-};
-const order = spec.components.schemas.Order;
-const v2Spec = parse(fs.readFileSync(path.join(__dirname, '../../../../spec/openapi-v2.yaml'), 'utf8')) as typeof spec;
-// v2's Order refers to other schemas of its document; fast-json-stringify is given them inline.
-const inline = (schema: unknown): unknown =>
-  JSON.parse(JSON.stringify(schema), (_key, value: unknown) => {
-    const ref = typeof value === 'object' && value !== null && '$ref' in value ? String(value.$ref) : undefined;
-    return ref === undefined ? value : inline(v2Spec.components.schemas[ref.replace('#/components/schemas/', '')]);
-  });
-const v2Order = inline(v2Spec.components.schemas.Order) as object;
-const error = spec.components.schemas.Error;
+const schemas = specSchemas('openapi.yaml');
+const order = schemas.Order;
+const v2Order = v2OrderSchema();
+const error = schemas.Error;
 const app = Fastify({ logger: false });
 
 app.get('/healthz', async () => ({ status: 'ok' }));
@@ -66,10 +56,9 @@ app.delete<{ Params: { orderId: string } }>(
 );
 
 // A placement: the body validated against v3's NewOrder, the same insert, 201 at the order's address.
-const v3Spec = parse(fs.readFileSync(path.join(__dirname, '../../../../spec/openapi-v3.yaml'), 'utf8')) as typeof spec;
 app.post<{ Body: BaselineNewOrder }>(
   '/v3/store/orders',
-  { schema: { body: withoutExamples(v3Spec.components.schemas.NewOrder!), response: { 201: v2Order, 401: error } } },
+  { schema: { body: withoutExamples(specSchemas('openapi-v3.yaml').NewOrder!), response: { 201: v2Order, 401: error } } },
   async (req, reply) => {
     if (!store.authorized(req.headers.authorization)) return reply.code(401).header('WWW-Authenticate', 'Bearer').send(UNAUTHORIZED);
     const placed = store.placeOrder(req.body);

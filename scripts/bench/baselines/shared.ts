@@ -1,7 +1,10 @@
 // What every baseline server shares with petstore-orders: the same SQLite settings, the same
 // queries and the same key-hash auth, with none of the contract machinery around them.
 import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import Database from 'better-sqlite3';
+import { parse } from 'yaml';
 import { instantKey } from '../../../src/date-time';
 
 export interface BaselineOrder {
@@ -87,7 +90,7 @@ export function openBaselineStore(file: string) {
         complete: r.complete === 1,
         status: r.status,
       };
-      return { order, etag: `W/"${createHash('sha256').update(JSON.stringify(order)).digest('base64url').slice(0, 22)}"` };
+      return { order, etag: orderEtag(order) };
     },
     authorized: (header: string | undefined): boolean => {
       const match = /^Bearer +(\S+)$/i.exec(header ?? '');
@@ -126,4 +129,28 @@ export function ready(port: number): void {
 /** A document's schema as fastify's validator takes it: without the `example`s its strict mode refuses. */
 export function withoutExamples(schema: object): object {
   return JSON.parse(JSON.stringify(schema), (key, value: unknown) => (key === 'example' ? undefined : value)) as object;
+}
+
+/** v2's weak ETag of one order: a digest of its body. */
+export function orderEtag(order: BaselineV2Order): string {
+  return `W/"${createHash('sha256').update(JSON.stringify(order)).digest('base64url').slice(0, 22)}"`;
+}
+
+/** The schemas of a document of spec/ (`openapi-v2.yaml`). */
+export function specSchemas(file: string): Record<string, object> {
+  const spec = parse(fs.readFileSync(path.join(__dirname, '../../../../spec', file), 'utf8')) as {
+    components: { schemas: Record<string, object> };
+  };
+  return spec.components.schemas;
+}
+
+/** v2's Order (v3's is the same), with the schemas it refers to inline, as fast-json-stringify takes it. */
+export function v2OrderSchema(): object {
+  const schemas = specSchemas('openapi-v2.yaml');
+  const inline = (schema: unknown): unknown =>
+    JSON.parse(JSON.stringify(schema), (_key, value: unknown) => {
+      const ref = typeof value === 'object' && value !== null && '$ref' in value ? String(value.$ref) : undefined;
+      return ref === undefined ? value : inline(schemas[ref.replace('#/components/schemas/', '')]);
+    });
+  return inline(schemas.Order) as object;
 }
