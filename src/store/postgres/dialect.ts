@@ -58,9 +58,32 @@ function leapDayInLeapYear(expr: string): string {
   return `(substr(${expr}, 6, 5) <> '02-29' OR (${year} % 4 = 0 AND (${year} % 100 <> 0 OR ${year} % 400 = 0)))`;
 }
 
+/** The name each statement text is prepared under, on every connection that runs it. */
+const PREPARED = new Map<string, string>();
+/** Most statement texts prepared: past it, a new text runs unprepared (a bound on what each connection keeps). */
+export const MOST_PREPARED = 256;
+
+/**
+ * A statement as pg runs it: one with values is prepared under a name of its own, once per
+ * connection, so that PostgreSQL parses and plans it once and afterwards only binds and runs it
+ * (what that saves a one-order read is in docs/performance.md).
+ * A statement without values is sent as it is, as pg's simple query, which may hold several.
+ */
+export function prepared(text: string, values: readonly unknown[]): pg.QueryConfig;
+export function prepared(text: string, values: readonly unknown[], rowMode: 'array'): pg.QueryArrayConfig;
+export function prepared(text: string, values: readonly unknown[], rowMode?: 'array'): pg.QueryConfig | pg.QueryArrayConfig {
+  const config: pg.QueryConfig & { rowMode?: 'array' } = values.length === 0 ? { text } : { text, values: [...values] };
+  if (rowMode !== undefined) config.rowMode = rowMode;
+  if (values.length === 0) return config;
+  let name = PREPARED.get(text);
+  if (name === undefined && PREPARED.size < MOST_PREPARED) PREPARED.set(text, (name = `petstore_${PREPARED.size}`));
+  if (name !== undefined) config.name = name;
+  return config;
+}
+
 /** A pg client or pool, as the shared algorithms drive it: each step one statement, so one round trip. */
 export function postgresQueryable(client: Pick<PoolClient, 'query'>): Queryable {
-  const rows = async ({ text, values }: Statement) => (await client.query<Row>(text, [...values])).rows;
+  const rows = async ({ text, values }: Statement) => (await client.query<Row>(prepared(text, values))).rows;
   return {
     run: async (statement) => void (await rows(statement)),
     rows,

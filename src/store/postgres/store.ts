@@ -22,7 +22,7 @@ import type {
   Store,
 } from '../types';
 import type { RateUnit } from '../../rate-policy';
-import { guard, guardedQueryable, postgresDialect, postgresQueryable, translate, withClient } from './dialect';
+import { guard, guardedQueryable, postgresDialect, postgresQueryable, prepared, translate, withClient } from './dialect';
 import { PostgresFeed } from './feed';
 import { openSnapshot } from './snapshot';
 import { importIntoPostgres } from './import';
@@ -124,12 +124,12 @@ class PostgresStore extends SharedStore implements Store {
 
   snapshotOrders: Store['snapshotOrders'] = (prefetch = 1000) => openSnapshot(this.pool, SQL, prefetch);
 
-  private query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
-    return guard(() => this.pool.query<R>(text, values));
+  private query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<pg.QueryResult<R>> {
+    return guard(() => this.pool.query<R>(prepared(text, values)));
   }
 
   async getOrder(id: number): Promise<OrderRecord | undefined> {
-    const { rows } = await guard(() => this.pool.query<OrderRow>({ text: SQL.order, values: [id], rowMode: 'array' }));
+    const { rows } = await guard(() => this.pool.query<OrderRow>(prepared(SQL.order, [id], 'array')));
     const row = rows[0];
     return row === undefined ? undefined : rowToRecord(row);
   }
