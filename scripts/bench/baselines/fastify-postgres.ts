@@ -3,11 +3,20 @@
 // against v3's NewOrder, the same insert as a placement (the order under the next id, its event and
 // the revision, in one transaction), without an Idempotency-Key. Each statement with values is
 // prepared under a name, as petstore-orders prepares its own, so both ask the same of the database.
-import { createHash } from 'node:crypto';
 import Fastify from 'fastify';
 import pg from 'pg';
 import { instantKey } from '../../../src/date-time';
-import { UNAUTHORIZED, notFound, orderEtag, ready, specSchemas, v2OrderSchema, withoutExamples, type BaselineNewOrder } from './shared';
+import {
+  UNAUTHORIZED,
+  bearerHash,
+  notFound,
+  orderEtag,
+  ready,
+  specSchemas,
+  v2OrderSchema,
+  withoutExamples,
+  type BaselineNewOrder,
+} from './shared';
 
 const at = (flag: string) => process.argv[process.argv.indexOf(flag) + 1]!;
 const pool = new pg.Pool({ connectionString: at('--url'), max: 10 });
@@ -17,8 +26,8 @@ const app = Fastify({ logger: false });
 
 /** Whether the request's bearer key is an active key's. */
 async function authorized(header: string | undefined): Promise<boolean> {
-  const match = /^Bearer +(\S+)$/i.exec(header ?? '');
-  const hash = match === null ? '' : createHash('sha256').update(match[1]!).digest('hex');
+  const hash = bearerHash(header);
+  if (hash === undefined) return false;
   const key = await pool.query({
     name: 'key',
     text: 'SELECT name FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL',

@@ -93,8 +93,8 @@ export function openBaselineStore(file: string) {
       return { order, etag: orderEtag(order) };
     },
     authorized: (header: string | undefined): boolean => {
-      const match = /^Bearer +(\S+)$/i.exec(header ?? '');
-      return match !== null && findKey.get(createHash('sha256').update(match[1]!).digest('hex')) !== undefined;
+      const hash = bearerHash(header);
+      return hash !== undefined && findKey.get(hash) !== undefined;
     },
   };
 }
@@ -129,6 +129,12 @@ export function ready(port: number): void {
 /** A document's schema as fastify's validator takes it: without the `example`s its strict mode refuses. */
 export function withoutExamples(schema: object): object {
   return JSON.parse(JSON.stringify(schema), (key, value: unknown) => (key === 'example' ? undefined : value)) as object;
+}
+
+/** The hash `api_keys.key_hash` holds for the bearer key of an Authorization header (SHA-256, hex), if it has one. */
+export function bearerHash(header: string | undefined): string | undefined {
+  const key = /^Bearer +(\S+)$/i.exec(header ?? '')?.[1];
+  return key === undefined ? undefined : createHash('sha256').update(key).digest('hex');
 }
 
 /** v2's weak ETag of one order: a digest of its body. */
