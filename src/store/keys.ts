@@ -30,32 +30,37 @@ export const KEY_SQL = {
   unrotate: `UPDATE api_keys SET key_hash = previous_hash, previous_hash = NULL, previous_until = NULL
     WHERE name = $1 AND key_hash = $2 AND previous_hash IS NOT NULL`,
   /**
-   * The key whose secret has hash `$2`, and its state at `$1`. Times are ISO 8601 UTC text of one
-   * form, so they compare as text. One index entry: what every keyed request reads.
+   * The key whose secret, or whose replaced secret, has hash `$2` (`$3`, `$4` the same), and its
+   * state at `$1`; `current` says which secret matched, and `previousUntil` ends a replaced secret's
+   * grace. Times are ISO 8601 UTC text of one form, so they compare as text. Each secret is unique,
+   * with its index: one statement, two index reads, whether the key exists or not. Every keyed
+   * request reads it, and every refused one.
    */
   find: `SELECT name, CASE WHEN revoked_at IS NOT NULL THEN 'revoked' WHEN expires_at <= $1 THEN 'expired' ELSE 'active' END AS state,
-      scopes, rate_limit AS "rateLimit" FROM api_keys WHERE key_hash = $2`,
-  /**
-   * The key whose replaced secret has hash `$3`, and its state at `$1` (`$2` the same): refused as a
-   * revoked key once its grace has ended. Read only when `find` found nothing: an old secret in its
-   * grace, or no key at all.
-   */
-  findReplaced: `SELECT name, CASE WHEN revoked_at IS NOT NULL THEN 'revoked' WHEN expires_at <= $1 THEN 'expired'
-      WHEN previous_until > $2 THEN 'active' ELSE 'revoked' END AS state, scopes, rate_limit AS "rateLimit"
-    FROM api_keys WHERE previous_hash = $3`,
+      key_hash = $2 AS current, previous_until AS "previousUntil", scopes, rate_limit AS "rateLimit"
+    FROM api_keys WHERE key_hash = $3 OR previous_hash = $4`,
 } as const;
 
 /**
  * The key with secret hash `keyHash` and its state at `at`, or null: by its current secret, else by
- * the one its last rotation replaced (in its grace, or refused as revoked). Two index reads at most.
+ * the one its last rotation replaced, which works in its grace and is refused as a revoked key once
+ * the grace has ended. One statement.
  */
 export function* findKeySteps(keyHash: string, at: string): Steps<KeyMatch | null> {
-  const [current] = (yield { rows: statement(KEY_SQL.find, [at, keyHash]) }) ?? [];
-  const [found] = current !== undefined ? [current] : ((yield { rows: statement(KEY_SQL.findReplaced, [at, at, keyHash]) }) ?? []);
-  return found === undefined ? null : keyMatchOf(found);
+  const [first, second] = (yield { rows: statement(KEY_SQL.find, [at, keyHash, keyHash, keyHash]) }) ?? [];
+  if (first === undefined) return null;
+  // Two rows only if one key's secret were another's replaced one: the current secret wins.
+  const row = second === undefined || isCurrent(first) ? first : second;
+  const match = keyMatchOf(row);
+  if (isCurrent(row) || match.state !== 'active') return match;
+  const until = row.previousUntil;
+  return typeof until === 'string' && until > at ? match : { ...match, state: 'revoked' };
 }
 
-/** A row of KEY_SQL.find or findReplaced as the match it is. */
+/** Whether a row of KEY_SQL.find matched the key's current secret (PostgreSQL says true, SQLite 1). */
+const isCurrent = (row: Row): boolean => row.current === true || row.current === 1;
+
+/** A row of KEY_SQL.find as the match it is, its state as the row gives it. */
 function keyMatchOf(row: Row): KeyMatch {
   const { name, state, scopes, rateLimit } = row;
   if (typeof name !== 'string' || (state !== 'active' && state !== 'expired' && state !== 'revoked') || typeof scopes !== 'string') {
