@@ -149,6 +149,22 @@ export function rss(pid: number): number {
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) * 1024;
 }
 
+/** Clock ticks a second, the unit of /proc's CPU times (Linux's USER_HZ, 100 on every common build). */
+const CLOCK_TICKS = 100;
+
+/**
+ * The CPU time, in milliseconds, that a process's main thread (a Node.js server's event loop) has
+ * used, from /proc/<pid>/task/<pid>/stat: its own, without its other threads (the garbage
+ * collector's, libuv's, any worker's).
+ */
+export function mainThreadCpuMs(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+  // The fields after the command's name, which is in parentheses and may hold spaces: utime and
+  // stime are the 14th and 15th of the line, so the 12th and 13th of these.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+}
+
 /** Samples a process's RSS every `ms` until stopped; returns the peak. */
 export function peakRss(pid: number, ms = 5): { stop: () => number } {
   let peak = 0;

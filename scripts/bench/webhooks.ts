@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { quantile, startServer, type Server } from './measure';
+import { mainThreadCpuMs, quantile, startServer, type Server } from './measure';
 import { postgresProblem, withScratchDatabases } from './postgres';
 
 export interface WebhookBenchContext {
@@ -192,6 +192,8 @@ export async function webhookRuns(ctx: WebhookBenchContext): Promise<string[]> {
   for (const perSecond of PLACEMENT_RATES) {
     const ratios: number[] = [];
     const rates = { without: [] as number[], with: [] as number[] };
+    /** The server's event loop's CPU per API request in each window, in µs: the steadier figure on a noisy host. */
+    const loopCpu = { without: [] as number[], with: [] as number[] };
     for (let round = 0; round < ctx.rounds; round += 1) {
       const receivers = await receiverProcess(FAST_ENDPOINTS, SLOW_ENDPOINTS);
       const servers: Partial<Record<'without' | 'with', { server: Server; key: string; id: number }>> = {};
@@ -205,6 +207,8 @@ export async function webhookRuns(ctx: WebhookBenchContext): Promise<string[]> {
         }
         const window = async (mode: 'without' | 'with', seconds: number): Promise<number> => {
           const { server, key, id } = servers[mode]!;
+          const pid = server.child.pid!;
+          const cpuBefore = mainThreadCpuMs(pid);
           let placing = true;
           const placer = (async () => {
             for (let n = 1; placing; n += 1) {
@@ -221,11 +225,13 @@ export async function webhookRuns(ctx: WebhookBenchContext): Promise<string[]> {
           placing = false;
           await placer;
           if (result.non2xx > 0) throw new Error(`getOrderById answered ${result.non2xx} non-2xx`);
+          loopCpu[mode].push(((mainThreadCpuMs(pid) - cpuBefore) * 1000) / result.requests.total);
           return result.requests.total / seconds;
         };
         // Both warmed up first, then the pairs, in alternating order.
         await window('without', 1);
         await window('with', 1);
+        for (const mode of ['without', 'with'] as const) loopCpu[mode].splice(-1);
         const pairs: number[] = [];
         for (let pair = 0; pair < COST_PAIRS; pair += 1) {
           const order = pair % 2 === 0 ? (['without', 'with'] as const) : (['with', 'without'] as const);
@@ -247,7 +253,7 @@ export async function webhookRuns(ctx: WebhookBenchContext): Promise<string[]> {
     }
     const median = (values: number[]) => quantile(values, 0.5);
     costLines.push(
-      `| ${perSecond} (${perSecond * (FAST_ENDPOINTS + SLOW_ENDPOINTS)} deliveries/s) | ${median(rates.without).toFixed(0)} | ${median(rates.with).toFixed(0)} | ${(median(ratios) * 100).toFixed(1)}% (rounds ${ratios.map((one) => `${(one * 100).toFixed(1)}%`).join(', ')}) |`,
+      `| ${perSecond} (${perSecond * (FAST_ENDPOINTS + SLOW_ENDPOINTS)} deliveries/s) | ${median(rates.without).toFixed(0)} | ${median(rates.with).toFixed(0)} | ${(median(ratios) * 100).toFixed(1)}% (rounds ${ratios.map((one) => `${(one * 100).toFixed(1)}%`).join(', ')}) | ${median(loopCpu.without).toFixed(0)} / ${median(loopCpu.with).toFixed(0)} µs |`,
     );
   }
   return [
@@ -259,10 +265,10 @@ export async function webhookRuns(ctx: WebhookBenchContext): Promise<string[]> {
     '|---|---|---:|---:|---:|---:|',
     ...lagRows,
     '',
-    `Cost: getOrderById (c=32, requests/s) while orders are placed at a steady rate, on a server with no endpoint and on one with ${FAST_ENDPOINTS + SLOW_ENDPOINTS} (${SLOW_ENDPOINTS} never answering, each attempt waiting out its 15 s; the receivers in a process of their own), SQLite. The two run side by side and take turns in windows of ${COST_WINDOW_SECONDS} s, ${COST_PAIRS} pairs a round, in alternating order; with / without is the median over ${ctx.rounds} rounds of fresh servers of each round's median pair (target: ≥ 97%):`,
+    `Cost: getOrderById (c=32, requests/s) while orders are placed at a steady rate, on a server with no endpoint and on one with ${FAST_ENDPOINTS + SLOW_ENDPOINTS} (${SLOW_ENDPOINTS} never answering, each attempt waiting out its 15 s; the receivers in a process of their own), SQLite. The two run side by side and take turns in windows of ${COST_WINDOW_SECONDS} s, ${COST_PAIRS} pairs a round, in alternating order; with / without is the median over ${ctx.rounds} rounds of fresh servers of each round's median pair (target: ≥ 97%). The event loop's CPU per API request is the server's main thread's CPU time in a window (Linux's /proc) over the API requests it answered, every window's median: what delivery costs the loop that answers the API, steadier than the rates on a noisy host:`,
     '',
-    '| orders placed a second | without endpoints (median window) | with 10 (median window) | with / without |',
-    '|---|---:|---:|---:|',
+    '| orders placed a second | without endpoints (median window) | with 10 (median window) | with / without | event loop CPU per API request, without / with (median window) |',
+    '|---|---:|---:|---:|---:|',
     ...costLines,
   ];
 }
