@@ -3,7 +3,7 @@ import v8 from 'node:v8';
 import type { Socket } from 'node:net';
 import type { Express } from 'express';
 import { createApp } from './app';
-import { DEFAULT_LIMITS, serviceOptions, type HttpLimits, type ServiceOptions } from './config';
+import { DEFAULT_LIMITS, serviceOptions, type Config, type HttpLimits, type ServiceOptions } from './config';
 import { ApiError } from './errors';
 import { withAppPrototypes } from './http/app-prototypes';
 import { rawErrorResponse } from './http/error-reply';
@@ -14,7 +14,8 @@ import { startRetention } from './retention';
 import { loadDocument, specPath } from './contract/document';
 import { webhookBodyCheck } from './contract/webhooks';
 import { startDelivery } from './webhooks/delivery';
-import type { Store } from './store';
+import { startDeliveryThread } from './webhooks/delivery-thread';
+import type { AttemptOutcome, Store } from './store';
 
 /** Options for a listening server. */
 export interface ServerOptions {
@@ -33,6 +34,12 @@ export interface ServerOptions {
   service?: ServiceOptions | undefined;
   /** The change feed's retention and bound on waiting requests (EventFeed's defaults when absent). */
   feed?: Pick<EventFeedOptions, 'retentionDays' | 'maxWaiting'>;
+  /**
+   * The configuration `store` was opened with. When given, webhooks are delivered from a worker
+   * thread with its own connection to the store, off the event loop that answers the API; when
+   * not (a store made in this process alone), on that loop.
+   */
+  storeConfig?: Config | undefined;
 }
 
 /** A listening server and the way to stop it. */
@@ -127,20 +134,34 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     ...service,
   });
   const stopRetention = startRetention(store, { eventDays: feed.retentionDays, idempotencyHours: service.idempotencyHours }, logger);
-  // Webhooks are sent beside the requests, from the feed, each body checked against v3's document first.
-  const delivery = startDelivery({
-    log: store,
-    webhooks: store.webhooks,
-    logger,
-    rules: service.webhooks,
-    schedule: service.webhooks.retrySchedule,
-    attemptTimeoutMs: service.webhooks.attemptTimeoutMs,
-    check: await webhookBodyCheck(loadDocument(specPath('v3')), 'v3'),
-    onAttempt: (outcome) => metrics.webhookAttempt(outcome),
-    onLag: (endpoint, seconds) => metrics.webhookLag(endpoint, seconds),
-    onLagGone: (endpoint) => metrics.webhookLagGone(endpoint),
-    onDisabledCount: (count) => metrics.webhookEndpointsDisabled(count),
-  });
+  // Webhooks are sent beside the requests, from the feed, each body checked against v3's document
+  // first: from a thread of their own when the store can be opened there.
+  const told = {
+    onAttempt: (outcome: AttemptOutcome) => metrics.webhookAttempt(outcome),
+    onLag: (endpoint: string, seconds: number) => metrics.webhookLag(endpoint, seconds),
+    onLagGone: (endpoint: string) => metrics.webhookLagGone(endpoint),
+    onDisabledCount: (count: number) => metrics.webhookEndpointsDisabled(count),
+  };
+  const delivery =
+    options.storeConfig !== undefined
+      ? startDeliveryThread({
+          config: options.storeConfig,
+          webhooks: service.webhooks,
+          logger,
+          log: store,
+          webhookStore: store.webhooks,
+          ...told,
+        })
+      : startDelivery({
+          log: store,
+          webhooks: store.webhooks,
+          logger,
+          rules: service.webhooks,
+          schedule: service.webhooks.retrySchedule,
+          attemptTimeoutMs: service.webhooks.attemptTimeoutMs,
+          check: await webhookBodyCheck(loadDocument(specPath('v3')), 'v3'),
+          ...told,
+        });
   const server = createHttpServer(app, limits, logger);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

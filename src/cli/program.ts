@@ -131,6 +131,7 @@ function buildProgram(io: CliIO): Command {
         limits: cfg.limits,
         metricsToken: cfg.metricsToken,
         feed: cfg.feed,
+        storeConfig: cfg,
         // A demo's webhook receivers are on the same machine: http and loopback are allowed.
         service:
           options.demo && !cfg.production

@@ -80,7 +80,7 @@ const RETRIES = 20;
 /** Endpoints one instance holds at most. */
 const MAX_HELD = 1000;
 /** How often an instance claims endpoints, as shipped. */
-const CLAIM_EVERY_MS = 5_000;
+export const CLAIM_EVERY_MS = 5_000;
 /** A worker with nothing to do looks again at least this often, renewing its lease. */
 const IDLE_MS = 10_000;
 

@@ -1,0 +1,108 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { cli, serve, type Served } from '../helpers/cli';
+import { tempDir } from '../helpers/temp-dir';
+import { until } from '../helpers/wait';
+import { verifyWebhook } from '../../src/client';
+
+// A served instance delivers from a worker thread with its own connection to the store. What the
+// thread does must still reach the operator through the server: its deliveries, its metrics, its log
+// lines; and a shutdown must end it cleanly, giving its endpoints up.
+const tmp = tempDir();
+afterAll(tmp.cleanup);
+
+const ENV = { PETSTORE_WEBHOOK_ALLOW_HTTP: 'true', PETSTORE_WEBHOOK_ALLOW_PRIVATE: 'true' };
+const ORDER = JSON.stringify({ petId: 7, quantity: 1, shipDate: '2026-12-24T10:00:00Z' });
+
+test('a served instance delivers from its thread: signed deliveries, their metrics and log lines through the server, and its endpoints given up on SIGTERM', async () => {
+  const db = path.join(tmp.dir, 'thread.db');
+  // Two endpoints on one receiver: /kept takes every delivery; /gone takes the first and answers
+  // 410 to the next, which disables it.
+  const bodies: Record<string, Array<{ headers: http.IncomingHttpHeaders; body: string }>> = { '/kept': [], '/gone': [] };
+  const receiver = http.createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => (body += chunk));
+    req.on('end', () => {
+      const got = bodies[req.url ?? ''] ?? [];
+      got.push({ headers: req.headers, body });
+      res.writeHead(req.url === '/gone' && got.length > 1 ? 410 : 204).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  let served: Served | undefined;
+  try {
+    const key = cli(['--db', db, 'keys', 'create', '--name', 'clerk', '--scopes', 'orders:read,orders:place'], { env: ENV }).stdout.trim();
+    const add = (at: string) => {
+      const added = cli(['--db', db, 'webhooks', 'add', `http://127.0.0.1:${(receiver.address() as AddressInfo).port}${at}`], { env: ENV });
+      const [, id, secret] = /^id: (we_\w+)\nsecret: (whsec_\S+)\n$/.exec(added.stdout) ?? [];
+      if (id === undefined || secret === undefined) throw new Error(`webhooks add printed ${added.stdout}${added.stderr}`);
+      return { id, secret };
+    };
+    served = await serve(db, [], ENV);
+    const place = async (n: number) => {
+      const res = await fetch(`${served!.url}/v3/store/orders`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', 'Idempotency-Key': `thread-${n}` },
+        body: ORDER,
+      });
+      expect(res.status).toBe(201);
+    };
+
+    // Delivery runs in a worker thread of the served process (Node.js names such threads so in
+    // Linux's /proc), started once the store has an enabled endpoint: a store without one costs none.
+    const threads = () =>
+      fs.readdirSync(`/proc/${served!.child.pid}/task`).map((task) => {
+        try {
+          return fs.readFileSync(`/proc/${served!.child.pid}/task/${task}/comm`, 'utf8').trim();
+        } catch {
+          return 'ended';
+        }
+      });
+    await place(0);
+    expect(threads()).not.toContain('WorkerThread');
+
+    // Endpoints made while the server runs, by another process: found, and the thread started. An
+    // order placed before it had started reaches them too.
+    const kept = add('/kept');
+    const gone = add('/gone');
+    await place(1);
+    await until(() => threads().includes('WorkerThread'), 'the delivery thread', 15_000);
+    await until(() => bodies['/kept']!.length === 1 && bodies['/gone']!.length === 1, 'the first deliveries');
+    const [first] = bodies['/kept']!;
+    expect(verifyWebhook(kept.secret, first!.headers as Record<string, string>, first!.body)).toMatchObject({ type: 'order.created' });
+    // The thread's metrics, in the server's registry.
+    const metrics = async () => (await fetch(`${served!.url}/metrics`)).text();
+    await until(
+      async () => (await metrics()).includes('petstore_webhook_deliveries_total{outcome="delivered"} 2'),
+      'the deliveries counted',
+    );
+
+    await place(2);
+    // The thread's log line, in the server's log; and its gauge.
+    await served.printed('webhook endpoint disabled', 'stderr');
+    await until(async () => (await metrics()).includes('petstore_webhook_endpoints_disabled 1'), 'the disabled endpoint counted');
+    await until(() => bodies['/kept']!.length === 2, 'the second delivery to the endpoint kept');
+
+    served.child.kill('SIGTERM');
+    expect(await served.exited).toBe(0);
+    served = undefined;
+    const raw = new Database(db, { readonly: true });
+    try {
+      const state = raw.prepare<[string], { status: string; owner: string | null }>(
+        'SELECT status, lease_owner AS owner FROM webhook_endpoints WHERE id = ?',
+      );
+      // Given up on the way out: another instance takes the endpoint at once, not when a lease runs out.
+      expect(state.get(kept.id)).toEqual({ status: 'enabled', owner: null });
+      expect(state.get(gone.id)).toEqual({ status: 'disabled', owner: null });
+    } finally {
+      raw.close();
+    }
+  } finally {
+    served?.child.kill('SIGKILL');
+    await new Promise<void>((resolve) => receiver.close(() => resolve()));
+  }
+});
