@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { isMainThread, parentPort, Worker, workerData, type MessagePort } from 'node:worker_threads';
+import { isMainThread, parentPort, threadId, Worker, workerData, type MessagePort } from 'node:worker_threads';
 import pino from 'pino';
 import type { Config, WebhookOptions } from '../config';
 import { loadDocument, specPath } from '../contract/document';
@@ -245,6 +245,7 @@ async function runThread(port: MessagePort, data: ThreadData): Promise<void> {
   };
   const check = await webhookBodyCheck(loadDocument(specPath('v3')), 'v3');
   if (stopping) return;
+  logger.info({ threadId }, 'webhook delivery started in its own thread');
   running.delivery = startDelivery({
     log,
     webhooks: opened.webhooks,
