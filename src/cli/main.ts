@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // First, before anything loads the SQLite driver.
 import './supported-node';
+import './compile-cache';
 import type { Writable } from 'node:stream';
 import { runCli } from './program';
 
