@@ -207,7 +207,8 @@ export async function webhookRuns(ctx: WebhookBenchContext): Promise<string[]> {
         }
         const window = async (mode: 'without' | 'with', seconds: number): Promise<number> => {
           const { server, key, id } = servers[mode]!;
-          const pid = server.child.pid!;
+          const pid = server.child.pid;
+          if (pid === undefined) throw new Error(`the ${mode} server has no process`);
           const cpuBefore = mainThreadCpuMs(pid);
           let placing = true;
           const placer = (async () => {

@@ -7,4 +7,4 @@ import module from 'node:module';
  * loads. The cache is Node's (NODE_COMPILE_CACHE, else a folder in the system's temporary
  * directory); where it cannot be written, the command runs as it would without it.
  */
-module.enableCompileCache?.();
+module.enableCompileCache();

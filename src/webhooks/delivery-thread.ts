@@ -1,10 +1,9 @@
 import path from 'node:path';
 import { isMainThread, parentPort, threadId, Worker, workerData, type MessagePort } from 'node:worker_threads';
-import pino from 'pino';
 import type { Config, WebhookOptions } from '../config';
 import { loadDocument, specPath } from '../contract/document';
 import { webhookBodyCheck } from '../contract/webhooks';
-import { logOutputOf, type Logger } from '../logger';
+import { createLogger, logOutputOf, type Logger } from '../logger';
 import type { AttemptOutcome, EventLog, Store, WebhookStore } from '../store';
 import { openStore } from '../store/open';
 import { errorMessage } from '../thrown';
@@ -38,8 +37,6 @@ export interface DeliveryThreadOptions {
   readonly log: Pick<EventLog, 'onEventsWritten'>;
   /** The store's endpoints: the thread starts once one is enabled. */
   readonly webhookStore: Pick<WebhookStore, 'listEndpoints'>;
-  /** How often, while none is, to look for an enabled endpoint (CLAIM_EVERY_MS as shipped). */
-  readonly lookEveryMs?: number;
   readonly onAttempt?: (outcome: AttemptOutcome) => void;
   readonly onLag?: (endpointId: string, seconds: number) => void;
   readonly onLagGone?: (endpointId: string) => void;
@@ -51,7 +48,6 @@ interface ThreadData {
   readonly role: typeof ROLE;
   readonly config: Config;
   readonly webhooks: WebhookOptions;
-  readonly level: string;
 }
 
 /** What the thread tells the server: its metrics since the last report, and its log lines. */
@@ -72,7 +68,7 @@ const ROLE = 'petstore-orders webhook delivery';
 /** How often the thread reports its metrics, at most. */
 const METRICS_EVERY_MS = 100;
 /** The most PostgreSQL connections the thread's pool holds (fewer when PETSTORE_PG_POOL_SIZE is smaller). */
-export const DELIVERY_POOL_SIZE = 4;
+const DELIVERY_POOL_SIZE = 4;
 /**
  * The young generation of the thread's heap, at most: delivery's objects live for an attempt, and
  * the default (16 MB a semi-space) would add about 25 MB to the process's memory for nothing.
@@ -83,15 +79,14 @@ const RESTART_AFTER_MS = 1000;
 
 /** Starts delivery in a worker thread; the returned Delivery stops it. */
 export function startDeliveryThread(options: DeliveryThreadOptions): Delivery {
-  const { logger } = options;
+  const { logger, config } = options;
   const output = logOutputOf(logger);
-  const { config } = options;
   // Its own PostgreSQL pool, small: delivery's statements are short, and a receiver is never waited on holding one.
   const threadConfig: Config = {
     ...config,
     postgres: { ...config.postgres, poolSize: Math.min(config.postgres.poolSize, DELIVERY_POOL_SIZE) },
   };
-  const data: ThreadData = { role: ROLE, config: threadConfig, webhooks: options.webhooks, level: logger.level };
+  const data: ThreadData = { role: ROLE, config: threadConfig, webhooks: options.webhooks };
   let worker: Worker | undefined;
   let exited: Promise<void> = Promise.resolve();
   let stopping = false;
@@ -145,7 +140,7 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Delivery {
       .catch((err: unknown) => logger.warn({ err: errorMessage(err) }, 'webhook endpoints could not be read; trying again'))
       .finally(() => (looking = undefined));
   };
-  const lookEvery = setInterval(look, options.lookEveryMs ?? CLAIM_EVERY_MS);
+  const lookEvery = setInterval(look, CLAIM_EVERY_MS);
   lookEvery.unref();
   look();
 
@@ -183,10 +178,8 @@ async function anyEnabled(webhooks: Pick<WebhookStore, 'listEndpoints'>): Promis
 /** The thread itself: delivery from its own store, its metrics and logs sent to the server. */
 async function runThread(port: MessagePort, data: ThreadData): Promise<void> {
   const send = (message: FromThread): void => port.postMessage(message);
-  const logger = pino(
-    { level: data.level, base: { service: 'petstore-orders' } },
-    { write: (line: string) => send({ kind: 'log', line }) },
-  );
+  // The server's logger, writing each line to the server rather than to a descriptor of its own.
+  const logger = createLogger(data.config.logLevel, { write: (line: string) => send({ kind: 'log', line }) });
   /** What is running, once it is: a stop may come at any moment of the start. */
   const running: { store?: Store; delivery?: Delivery } = {};
   let stopping = false;
@@ -275,8 +268,13 @@ async function runThread(port: MessagePort, data: ThreadData): Promise<void> {
   });
 }
 
-const given = workerData as Partial<ThreadData> | null;
-if (!isMainThread && parentPort !== null && given?.role === ROLE) {
+/** Whether a worker's data is this thread's: a thread started by startDeliveryThread. */
+function isThreadData(data: unknown): data is ThreadData {
+  return typeof data === 'object' && data !== null && 'role' in data && data.role === ROLE;
+}
+
+const given: unknown = workerData;
+if (!isMainThread && parentPort !== null && isThreadData(given)) {
   // A failure to start is the thread's error: the server logs it and starts the thread again.
-  void runThread(parentPort, given as ThreadData);
+  void runThread(parentPort, given);
 }

@@ -20,15 +20,15 @@ test('a served instance delivers from its thread: signed deliveries, their metri
   const db = path.join(tmp.dir, 'thread.db');
   // Two endpoints on one receiver: /kept takes every delivery; /gone takes the first and answers
   // 410 to the next, which disables it.
-  const bodies: Record<string, Array<{ headers: http.IncomingHttpHeaders; body: string }>> = { '/kept': [], '/gone': [] };
+  const received: Record<'kept' | 'gone', Array<{ headers: http.IncomingHttpHeaders; body: string }>> = { kept: [], gone: [] };
   const receiver = http.createServer((req, res) => {
     let body = '';
     req.setEncoding('utf8');
     req.on('data', (chunk: string) => (body += chunk));
     req.on('end', () => {
-      const got = bodies[req.url ?? ''] ?? [];
+      const got = req.url === '/gone' ? received.gone : received.kept;
       got.push({ headers: req.headers, body });
-      res.writeHead(req.url === '/gone' && got.length > 1 ? 410 : 204).end();
+      res.writeHead(got === received.gone && got.length > 1 ? 410 : 204).end();
     });
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
@@ -41,9 +41,10 @@ test('a served instance delivers from its thread: signed deliveries, their metri
       if (id === undefined || secret === undefined) throw new Error(`webhooks add printed ${added.stdout}${added.stderr}`);
       return { id, secret };
     };
-    served = await serve(db, [], ENV);
+    const server = await serve(db, [], ENV);
+    served = server;
     const place = async (n: number) => {
-      const res = await fetch(`${served!.url}/v3/store/orders`, {
+      const res = await fetch(`${server.url}/v3/store/orders`, {
         method: 'POST',
         headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', 'Idempotency-Key': `thread-${n}` },
         body: ORDER,
@@ -55,19 +56,19 @@ test('a served instance delivers from its thread: signed deliveries, their metri
     // the store has an enabled endpoint, so that a store without one costs none.
     const started = 'webhook delivery started in its own thread';
     await place(0);
-    expect(served.stderr()).not.toContain(started);
+    expect(server.stderr()).not.toContain(started);
 
     // Endpoints made while the server runs, by another process: found, and the thread started. An
     // order placed before it had started reaches them too.
     const kept = add('/kept');
     const gone = add('/gone');
     await place(1);
-    await served.printed(started, 'stderr');
-    await until(() => bodies['/kept']!.length === 1 && bodies['/gone']!.length === 1, 'the first deliveries');
-    const [first] = bodies['/kept']!;
-    expect(verifyWebhook(kept.secret, first!.headers as Record<string, string>, first!.body)).toMatchObject({ type: 'order.created' });
+    await server.printed(started, 'stderr');
+    await until(() => received.kept.length === 1 && received.gone.length === 1, 'the first deliveries');
+    for (const { headers, body } of received.kept)
+      expect(verifyWebhook(kept.secret, headers, body)).toMatchObject({ type: 'order.created' });
     // The thread's metrics, in the server's registry.
-    const metrics = async () => (await fetch(`${served!.url}/metrics`)).text();
+    const metrics = async () => (await fetch(`${server.url}/metrics`)).text();
     await until(
       async () => (await metrics()).includes('petstore_webhook_deliveries_total{outcome="delivered"} 2'),
       'the deliveries counted',
@@ -75,12 +76,12 @@ test('a served instance delivers from its thread: signed deliveries, their metri
 
     await place(2);
     // The thread's log line, in the server's log; and its gauge.
-    await served.printed('webhook endpoint disabled', 'stderr');
+    await server.printed('webhook endpoint disabled', 'stderr');
     await until(async () => (await metrics()).includes('petstore_webhook_endpoints_disabled 1'), 'the disabled endpoint counted');
-    await until(() => bodies['/kept']!.length === 2, 'the second delivery to the endpoint kept');
+    await until(() => received.kept.length === 2, 'the second delivery to the endpoint kept');
 
-    served.child.kill('SIGTERM');
-    expect(await served.exited).toBe(0);
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
     served = undefined;
     const raw = new Database(db, { readonly: true });
     try {
