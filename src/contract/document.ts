@@ -48,11 +48,21 @@ export function loadServedDocuments(): OpenAPIV3.Document[] {
   return DOCUMENTS.map((entry) => loadDocument(path.join(path.dirname(SPEC_PATH), '..', entry.document)));
 }
 
-/** The OpenAPI document as written: loaded once, parsed, and deep-frozen so nothing can dereference it in place. */
+/** Each file's last text and the frozen document parsed from it: a document is parsed again only when its text changed. */
+const parsed = new Map<string, { text: string; document: OpenAPIV3.Document }>();
+
+/**
+ * The OpenAPI document as written: parsed, and deep-frozen so nothing can dereference it in place.
+ * Being frozen, one parse serves every caller until the file's text changes.
+ */
 export function loadDocument(file: string = SPEC_PATH): OpenAPIV3.Document {
-  const document: unknown = parse(fs.readFileSync(file, 'utf8'));
+  const text = fs.readFileSync(file, 'utf8');
+  const last = parsed.get(file);
+  if (last?.text === text) return last.document;
+  const document: unknown = parse(text);
   if (!isOpenApiDocument(document)) throw new Error(`${file} is not an OpenAPI document (it needs info.version and paths)`);
-  return deepFreeze(document);
+  parsed.set(file, { text, document: deepFreeze(document) });
+  return document;
 }
 
 /**

@@ -1,0 +1,50 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { createApp } from '../../src/app';
+import { SPEC_PATH, loadDocument } from '../../src/contract/document';
+import { openSqliteStore } from '../../src/store';
+import { tempDir } from '../helpers/temp-dir';
+
+// A document is parsed once while its file is unchanged, and shared frozen; an edit is read at the
+// next load. An app's start checks the document it is given, however often that document is shared.
+const tmp = tempDir();
+afterAll(tmp.cleanup);
+
+test('an unchanged file gives the same frozen document; an edited one gives the edit', () => {
+  const file = path.join(tmp.dir, 'openapi.yaml');
+  const text = fs.readFileSync(SPEC_PATH, 'utf8');
+  fs.writeFileSync(file, text);
+
+  const first = loadDocument(file);
+  const again = loadDocument(file);
+  fs.writeFileSync(file, text.replace(/^  version: .*$/m, '  version: 9.9.9'));
+  const edited = loadDocument(file);
+
+  expect(again).toBe(first);
+  expect(Object.isFrozen(first.info)).toBe(true);
+  expect(edited).not.toBe(first);
+  expect(edited.info.version).toBe('9.9.9');
+  expect(Object.isFrozen(edited.info)).toBe(true);
+  expect(first.info.version).not.toBe('9.9.9');
+});
+
+test('a file that is not an OpenAPI document is refused at every load, never remembered', () => {
+  const file = path.join(tmp.dir, 'not-openapi.yaml');
+  fs.writeFileSync(file, 'title: not a document\n');
+
+  expect(() => loadDocument(file)).toThrow(`${file} is not an OpenAPI document`);
+  expect(() => loadDocument(file)).toThrow(`${file} is not an OpenAPI document`);
+});
+
+test('a frozen document that is not valid OpenAPI is refused by every app given it', async () => {
+  const file = path.join(tmp.dir, 'invalid.yaml');
+  fs.writeFileSync(file, fs.readFileSync(SPEC_PATH, 'utf8').replace(/^openapi: .*$/m, 'openapi: 3.0.3\nx-extra: 1\nexternalDocs: 7'));
+  const document = loadDocument(file);
+  const store = openSqliteStore(path.join(tmp.dir, 'store.db'));
+  try {
+    await expect(createApp({ store, versions: { v1: { document } } })).rejects.toThrow('Document is not valid OpenAPI');
+    await expect(createApp({ store, versions: { v1: { document } } })).rejects.toThrow('Document is not valid OpenAPI');
+  } finally {
+    await store.close();
+  }
+});
