@@ -17,9 +17,7 @@ import { parse as parseYaml } from 'yaml';
 import type { OpenAPIV3 } from 'openapi-types';
 import { idProblem, parseId } from '../ids';
 import { DEFAULT_SCOPES, expiryOf, generateKey, hashKey, keyNameProblem, laterBy, parseScopes, type ExpiryOptions } from '../keys';
-import { createLogger } from '../logger';
 import { DEMO_POLICIES, seedDemo } from '../demo';
-import { SERVE_V8_FLAGS, closeOnSignals, exitOnFatalErrors, setServeV8Flags, startServer } from '../server';
 import { commaList } from '../comma-list';
 import { formatPolicies, parsePolicies } from '../rate-policy';
 import {
@@ -117,6 +115,12 @@ function buildProgram(io: CliIO): Command {
     .addOption(new Option('--demo', 'seed demo orders and a demo key into an empty store (ignored in production)'))
     .action(async (options: { port?: string; host?: string; demo?: boolean }) => {
       const cfg = config({ port: options.port, host: options.host });
+      // The server and its logger are loaded only to serve: every other command starts sooner for
+      // not loading the HTTP stack, the validators and the metrics.
+      const [{ SERVE_V8_FLAGS, closeOnSignals, exitOnFatalErrors, setServeV8Flags, startServer }, { createLogger }] = await Promise.all([
+        import('../server'),
+        import('../logger'),
+      ]);
       setServeV8Flags();
       const logger = createLogger(cfg.logLevel);
       exitOnFatalErrors(logger);
