@@ -67,11 +67,34 @@ export interface OpenApi {
   compile(schema: object): ValidateFunction;
 }
 
-/** Builds the document's router and validators; `apiRoot` is where its paths start (`/v1`). */
-export async function createOpenApi(
-  document: OpenAPIV3.Document,
-  options: { apiRoot: string; undeclaredQuery: UndeclaredQuery },
-): Promise<OpenApi> {
+/** How a document is served: where its paths start (`/v1`), and what it does with an undeclared query parameter. */
+interface OpenApiOptions {
+  readonly apiRoot: string;
+  readonly undeclaredQuery: UndeclaredQuery;
+}
+
+/** The router and validators built for each frozen document, by its options. */
+const built = new WeakMap<OpenAPIV3.Document, Map<string, Promise<OpenApi>>>();
+
+/**
+ * The document's router and validators. They depend only on the document and the options, so a
+ * frozen document (which cannot change) is built once for each set of options, however many apps
+ * serve it; a build that fails is not kept.
+ */
+export function createOpenApi(document: OpenAPIV3.Document, options: OpenApiOptions): Promise<OpenApi> {
+  if (!Object.isFrozen(document)) return buildOpenApi(document, options);
+  let byOptions = built.get(document);
+  if (byOptions === undefined) built.set(document, (byOptions = new Map<string, Promise<OpenApi>>()));
+  const key = `${options.apiRoot} ${options.undeclaredQuery}`;
+  const known = byOptions.get(key);
+  if (known !== undefined) return known;
+  const building = buildOpenApi(document, options);
+  byOptions.set(key, building);
+  building.catch(() => byOptions.delete(key));
+  return building;
+}
+
+async function buildOpenApi(document: OpenAPIV3.Document, options: OpenApiOptions): Promise<OpenApi> {
   const line = openApiLineOf(document);
   const unsupported = unsupportedSchemaFeatures(document);
   if (unsupported.length > 0) throw new Error(`The document cannot be checked as written: ${unsupported.join('; ')}`);

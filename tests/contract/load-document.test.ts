@@ -1,12 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createApp } from '../../src/app';
-import { SPEC_PATH, loadDocument } from '../../src/contract/document';
+import { SPEC_PATH, cloneDocument, loadDocument, specPath } from '../../src/contract/document';
+import { createOpenApi } from '../../src/openapi/adapter';
 import { openSqliteStore } from '../../src/store';
 import { tempDir } from '../helpers/temp-dir';
 
-// A document is parsed once while its file is unchanged, and shared frozen; an edit is read at the
-// next load. An app's start checks the document it is given, however often that document is shared.
+// A document is parsed once while its file is unchanged, and shared frozen with what is built from
+// it; an edit is read at the next load. An app's start checks the document it is given, however
+// often that document is shared.
 const tmp = tempDir();
 afterAll(tmp.cleanup);
 
@@ -47,4 +49,21 @@ test('a frozen document that is not valid OpenAPI is refused by every app given 
   } finally {
     await store.close();
   }
+});
+
+test("a frozen document's router and validators are built once for each root and query policy; a mutable copy's each time", async () => {
+  const document = loadDocument(specPath('v2'));
+  const options = { apiRoot: '/v2', undeclaredQuery: 'reject' } as const;
+
+  const first = await createOpenApi(document, options);
+  const again = await createOpenApi(document, options);
+  const elsewhere = await createOpenApi(document, { ...options, apiRoot: '/' });
+  const copy = cloneDocument(document);
+  const ofCopy = await createOpenApi(copy, options);
+
+  expect(again).toBe(first);
+  expect(elsewhere).not.toBe(first);
+  expect(ofCopy).not.toBe(first);
+  expect(await createOpenApi(copy, options)).not.toBe(ofCopy);
+  expect(first.operation('getOrderById')?.path).toBe('/store/orders/{orderId}');
 });
