@@ -25,7 +25,8 @@ const SLICE_TWIN = 'import_slice';
  * against the orders and given their ids, then copied into twins of `orders` (its definition,
  * CHECKs and indexes); then published into `orders` in short write transactions (publish). Records with
  * an id go in first; records without one then get the next ids after the largest, in file order, so
- * an assigned id never collides with one in the file.
+ * an assigned id never collides with one in the file. Into a store without orders, records whose
+ * ids rise are staged straight into the twin (see stage).
  */
 export async function importThroughStaging(
   db: Database.Database,
@@ -49,7 +50,10 @@ export async function importThroughStaging(
     ) STRICT`);
   });
   try {
-    const staged = await stage(db, records);
+    // Into a store without orders, records whose ids rise go straight into the twin of `orders`:
+    // they need no check against the orders, nor ids, nor a copy out of the staging table.
+    const direct = guard(() => db.prepare<[], number | null>(LARGEST_ORDER_SQL).pluck().get() ?? null) === null;
+    const staged = await stage(db, records, now, direct);
     return await publish(db, { ...staged, now }, options).catch((err: unknown) => {
       throw translate(err);
     });
@@ -62,10 +66,15 @@ function dropStaging(db: Database.Database): void {
   for (const table of [STAGING, SETTLED, READY, `temp.${SLICE_TWIN}`]) db.exec(`DROP TABLE IF EXISTS ${table}`);
 }
 
-/** What staging found: how many records, and whether their ids rose through the file (then file order is id order). */
+/**
+ * What staging found: how many records, and whether their ids rose through the file (then file
+ * order is id order); and whether they are in the twin (TWIN) as orders already, not yet indexed,
+ * instead of in the staging table (see stage).
+ */
 interface Staged {
   readonly count: number;
   readonly ascending: boolean;
+  inTwin: boolean;
 }
 
 /** What the publish needs: the staged records, and the time every order of the import gets. */
@@ -104,13 +113,33 @@ function pushStagedRow(values: unknown[], index: number, record: ImportRecord): 
  * it refuses is staged again a record at a time, to name the record. A record the file cannot give
  * is reported only after the records before it are staged, so that an earlier repeat is still the
  * error reported first.
+ *
+ * `direct` (a store without orders): while every record has an id and the ids rise, the records
+ * go straight into the twin of `orders` as the orders they will be, each checked by its CHECKs as
+ * it goes in, with the import's time `now`; such records need no check against the orders and no
+ * numbering, and the copy out of the staging table is spared. The first record without an id, or
+ * whose id does not rise, sends those back to the staging table (twinToStaging), where staging
+ * goes on as above.
  */
-async function stage(db: Database.Database, records: ImportRecords): Promise<Staged> {
+async function stage(db: Database.Database, records: ImportRecords, now: string, direct: boolean): Promise<Staged> {
   const tuple = `(${Array<string>(STAGED_WIDTH).fill('?').join(', ')})`;
-  const insertOne = db.prepare(`INSERT INTO ${STAGING} (${STAGED_COLUMNS}) VALUES ${tuple}`);
-  const insertBatch = db.prepare(
-    `INSERT INTO ${STAGING} (${STAGED_COLUMNS}) VALUES ${Array<string>(ROWS_PER_INSERT).fill(tuple).join(', ')}`,
-  );
+  /** Whether the records go straight into the twin: then each insert makes orders there, the import's time appended to its values. */
+  let inTwin = direct;
+  if (inTwin) guard(() => createTwin(db, TWIN));
+  const into = (rows: number): string =>
+    inTwin
+      ? `WITH staged (${STAGED_COLUMNS}) AS (VALUES ${Array<string>(rows).fill(tuple).join(', ')})
+         INSERT INTO ${READY} (id, ${IMPORTED_COLUMNS}) SELECT id, ${RECORD_COLUMNS}, ${importedTimes('?', '?')} FROM staged`
+      : `INSERT INTO ${STAGING} (${STAGED_COLUMNS}) VALUES ${Array<string>(rows).fill(tuple).join(', ')}`;
+  let insertOne = db.prepare(into(1));
+  let insertBatch = db.prepare(into(ROWS_PER_INSERT));
+  const times = (): string[] => (inTwin ? [now, now] : []);
+  const toStaging = (): void => {
+    twinToStaging(db);
+    inTwin = false;
+    insertOne = db.prepare(into(1));
+    insertBatch = db.prepare(into(ROWS_PER_INSERT));
+  };
   const firstWithId = db.prepare<[number], { idx: number }>(`SELECT idx FROM ${STAGING} WHERE id = ?`);
   /** The values of the records read but not yet staged. */
   let values: unknown[] = [];
@@ -123,7 +152,7 @@ async function stage(db: Database.Database, records: ImportRecords): Promise<Sta
     staged += batch.length / STAGED_WIDTH;
     if (batch.length === ROWS_PER_INSERT * STAGED_WIDTH) {
       try {
-        insertBatch.run(batch);
+        insertBatch.run(...batch, ...times());
         return;
       } catch (err) {
         // The batch was undone whole; staged again one record at a time, the one that repeats an id is named.
@@ -132,7 +161,7 @@ async function stage(db: Database.Database, records: ImportRecords): Promise<Sta
     }
     for (let at = 0; at < batch.length; at += STAGED_WIDTH) {
       try {
-        insertOne.run(batch.slice(at, at + STAGED_WIDTH));
+        insertOne.run(...batch.slice(at, at + STAGED_WIDTH), ...times());
       } catch (err) {
         const id = batch[at + 1];
         if (sqliteCode(err) === 'SQLITE_CONSTRAINT_UNIQUE' && typeof id === 'number') {
@@ -151,6 +180,11 @@ async function stage(db: Database.Database, records: ImportRecords): Promise<Sta
     try {
       for await (const batch of importBatches(records)) {
         for (const record of batch) {
+          // A record without an id, or one whose id does not rise, needs the staging table's checks and numbering.
+          if (inTwin && (record.id === undefined || record.id <= largest)) {
+            flush();
+            toStaging();
+          }
           if (ascending && record.id !== undefined) {
             if (record.id > largest) largest = record.id;
             else {
@@ -171,11 +205,17 @@ async function stage(db: Database.Database, records: ImportRecords): Promise<Sta
     }
     flush();
     db.exec('COMMIT');
-    return { count: index, ascending };
+    return { count: index, ascending, inTwin };
   } catch (err) {
     if (db.inTransaction) db.exec('ROLLBACK');
     throw translate(err);
   }
+}
+
+/** The records staged straight into the twin, back into the staging table as the records they were, in file order (their ids rose); the twin dropped. */
+function twinToStaging(db: Database.Database): void {
+  db.exec(`INSERT INTO ${STAGING} (${STAGED_COLUMNS}) SELECT row_number() OVER (ORDER BY id) - 1, id, ${RECORD_COLUMNS} FROM ${READY}`);
+  db.exec(`DROP TABLE ${READY}`);
 }
 
 /** The repeated id that staging the records in hand finds, if it finds one; any other error is thrown. */
@@ -283,15 +323,27 @@ async function publish(db: Database.Database, staged: Import, options: PublishOp
   const { count } = staged;
   const sliceRows = options.sliceRows ?? SLICE_ROWS;
   const largest = db.prepare<[], number | null>(LARGEST_ORDER_SQL).pluck();
+  /** Whether the records staged straight into the twin have been indexed there. */
+  let indexed = false;
+  /** The records staged straight into the twin, back into the staging table: the store has orders now. */
+  const leaveTwin = (): void => {
+    if (!staged.inTwin) return;
+    twinToStaging(db);
+    staged.inTwin = false;
+  };
   for (;;) {
     await publishedOrRemoved(db, options);
     const seen = largest.get() ?? null;
     // Into a store without orders no cancel can be waiting for the lock: the records are settled
-    // straight into the twin, and moved in one transaction, which copies index pages whole into
-    // the empty table instead of entry by entry.
+    // straight into the twin (when staging did not already put them there), and moved in one
+    // transaction, which copies index pages whole into the empty table instead of entry by entry.
     const empty = seen === null;
+    if (!empty) leaveTwin();
     let span: Span | undefined;
-    if (empty) twinOfStaged(db, staged);
+    if (empty && staged.inTwin) {
+      if (!indexed) indexTwin(db, TWIN);
+      indexed = true;
+    } else if (empty) twinOfStaged(db, staged);
     else {
       settle(db, staged);
       const range = db
@@ -322,6 +374,7 @@ async function publish(db: Database.Database, staged: Import, options: PublishOp
       const outcome = db
         .transaction((): number | 'wait' => {
           if (publishingNow(db) !== undefined) return 'wait';
+          leaveTwin();
           settle(db, staged);
           twinOfSettled(db, TWIN);
           return move(db, count, options);
@@ -532,11 +585,20 @@ function twinOfSettled(db: Database.Database, name: string, slice?: { from: numb
 
 /** Makes the twin `name` of `orders` afresh, fills it (its CHECKs check every row), then indexes it as `orders` is. */
 function freshTwin(db: Database.Database, name: string, fill: () => unknown): void {
-  const { table, indexes } = twinOfOrders(db, name);
-  db.exec(`DROP TABLE IF EXISTS temp.${name}`);
-  db.exec(table);
+  createTwin(db, name);
   fill();
-  for (const index of indexes) db.exec(index);
+  indexTwin(db, name);
+}
+
+/** Makes the twin `name` of `orders` afresh: its definition and CHECKs, empty, without its indexes yet. */
+function createTwin(db: Database.Database, name: string): void {
+  db.exec(`DROP TABLE IF EXISTS temp.${name}`);
+  db.exec(twinOfOrders(db, name).table);
+}
+
+/** Indexes the twin `name` as `orders` is: done once it is full, which is quicker than entry by entry. */
+function indexTwin(db: Database.Database, name: string): void {
+  for (const index of twinOfOrders(db, name).indexes) db.exec(index);
 }
 
 /**

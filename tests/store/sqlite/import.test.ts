@@ -115,6 +115,55 @@ async function withStore(ids: number[], test: (store: Store, file: string) => Pr
   }
 }
 
+// Into a store without orders, records whose ids rise go straight into the twin; the first record
+// without an id, or whose id does not rise, sends them back to the staging table, and the import
+// goes on as any other: the same ids, times and errors.
+describe('an import into a store without orders', () => {
+  test('numbers a record without an id, met after rising ids, after the largest id of the file', () =>
+    withStore([], async (store, file) => {
+      const imported = await store.importOrders([
+        order({ id: 5 }),
+        order({ id: 7, status: 'shipped', complete: true }),
+        order(),
+        order({ id: 6 }),
+      ]);
+
+      expect(imported).toBe(4);
+      expect(rowsOf(file).map(({ id, status, shipped_at }) => [id, status, shipped_at !== null])).toEqual([
+        [5, 'pending', false],
+        [6, 'pending', false],
+        [7, 'shipped', true],
+        [8, 'pending', false],
+      ]);
+    }));
+
+  test('names the record that repeats an id met while the ids rose, and the record it repeats, and imports nothing', () =>
+    withStore([], async (store, file) => {
+      const result = await store
+        .importOrders([order({ id: 3 }), order({ id: 5 }), order({ id: 8 }), order({ id: 5 })])
+        .catch((err: unknown) => err);
+
+      expect(result).toBeInstanceOf(ImportConflictError);
+      expect(result).toMatchObject({ index: 3, conflict: { kind: 'repeated_id', id: 5, first: 1 } });
+      expect(rowsOf(file)).toEqual([]);
+    }));
+
+  test('with rising ids to the end, imports them with their times and events, as any import', () =>
+    withStore([], async (store, file) => {
+      const records = Array.from({ length: 40 }, (_, i) =>
+        order({ id: 2 * i + 1, ...(i % 5 === 0 ? { status: 'shipped', complete: true } : {}) }),
+      );
+
+      expect(await store.importOrders(records)).toBe(40);
+      const rows = rowsOf(file);
+      expect(rows.map((row) => row.id)).toEqual(records.map((record) => record.id));
+      expect(rows.filter((row) => row.shipped_at !== null).map((row) => row.id)).toEqual([1, 11, 21, 31, 41, 51, 61, 71]);
+      expect((await store.readEvents('oldest', 100)).events.map((event) => [event.type, event.orderId])).toEqual(
+        records.map((record) => ['order.created', record.id]),
+      );
+    }));
+});
+
 describe('an import that another import overtakes between its checks and the write lock', () => {
   // Before: its largest id moves, so the import sees it before the move. Below the largest: only
   // the move itself meets the taken id.
