@@ -83,24 +83,12 @@ const checks = new Map<OpenApiLine, Check>();
  * openapi-backend is pinned exactly for such seams.
  */
 export function useDocumentCheck(api: OpenAPIBackend, document: object): void {
+  const check = documentCheck(openApiLineOf(document));
   api.validateDefinition = () => {
-    const errors = documentErrors(document);
-    if (errors.length > 0) {
+    if (!check(document)) {
+      const errors = check.errors ?? [];
       throw new Error(`Document is not valid OpenAPI. ${errors.length} validation errors:\n${JSON.stringify(errors, null, 2)}`);
     }
     return api.document;
   };
-}
-
-/** The verdict on each frozen document already checked: one that cannot change is checked once. */
-const verdicts = new WeakMap<object, readonly ErrorObject[]>();
-
-/** What makes `document` invalid OpenAPI of its own line; none if it is valid. */
-function documentErrors(document: object): readonly ErrorObject[] {
-  const known = verdicts.get(document);
-  if (known !== undefined) return known;
-  const check = documentCheck(openApiLineOf(document));
-  const errors = check(document) ? [] : [...(check.errors ?? [])];
-  if (Object.isFrozen(document)) verdicts.set(document, errors);
-  return errors;
 }
