@@ -52,7 +52,7 @@ export async function importThroughStaging(
   try {
     // Into a store without orders, records whose ids rise go straight into the twin of `orders`:
     // they need no check against the orders, nor ids, nor a copy out of the staging table.
-    const direct = guard(() => db.prepare<[], number | null>(LARGEST_ORDER_SQL).pluck().get() ?? null) === null;
+    const direct = guard(() => largestOrderId(db).get() ?? null) === null;
     const staged = await stage(db, records, now, direct);
     return await publish(db, { ...staged, now }, options).catch((err: unknown) => {
       throw translate(err);
@@ -278,7 +278,9 @@ function twinEventsSql(name: string): string {
 }
 
 /** The largest id of the orders, or null: it changes whenever another import adds an order past it. */
-const LARGEST_ORDER_SQL = 'SELECT max(id) FROM main.orders';
+function largestOrderId(db: Database.Database): Database.Statement<[], number | null> {
+  return db.prepare<[], number | null>('SELECT max(id) FROM main.orders').pluck();
+}
 
 /** How an import publishes: the size of its slices, its lease, and (for tests) a look between slices and at its waits. */
 export interface PublishOptions {
@@ -322,7 +324,7 @@ const WAIT_MS = 100;
 async function publish(db: Database.Database, staged: Import, options: PublishOptions): Promise<number> {
   const { count } = staged;
   const sliceRows = options.sliceRows ?? SLICE_ROWS;
-  const largest = db.prepare<[], number | null>(LARGEST_ORDER_SQL).pluck();
+  const largest = largestOrderId(db);
   /** Whether the records staged straight into the twin have been indexed there. */
   let indexed = false;
   /** The records staged straight into the twin, back into the staging table: the store has orders now. */
