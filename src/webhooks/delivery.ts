@@ -109,7 +109,7 @@ export function startDelivery(options: DeliveryOptions): Delivery {
   const owner = `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const leaseSeconds = leaseSecondsOf(options.attemptTimeoutMs ?? ATTEMPT_TIMEOUT_MS);
   const workers = new Map<string, Worker>();
-  const pages = new SharedPages(options.log);
+  const pages = new SharedPages(options.log, options.check);
   let stopped = false;
   let claiming: Promise<void> | undefined;
   let claimedAt = 0;
@@ -168,6 +168,11 @@ export function startDelivery(options: DeliveryOptions): Delivery {
 
 /** How long a page read from the feed may serve other workers, at most: they ask together after a wake. */
 const SHARED_PAGE_MS = 250;
+/** The bodies kept for the events sent last: an event goes to every endpoint that wants it, mostly within moments. */
+const KEPT_BODIES = 1000;
+
+/** An event's body as every endpoint is sent it, checked against the document: its text, or why it breaks the contract. */
+type PreparedBody = { readonly id: string; readonly text: string } | { readonly id: string; readonly problem: string };
 
 /**
  * The feed's pages as this instance's workers read them: the endpoints it delivers to are mostly at
@@ -176,13 +181,37 @@ const SHARED_PAGE_MS = 250;
  * meanwhile only lacks what was committed since it was read, and a commit heard of wakes every
  * worker to read again. Events that settle with no signal (PostgreSQL's, held back by an older
  * transaction) are looked for again by each worker itself, and a page that says so is not kept.
+ *
+ * An event's body is checked and written once for every endpoint it goes to (`bodyOf`): an event
+ * never changes, so the body made for its place in the feed serves whichever worker sends it next.
  */
 class SharedPages {
   readonly #log: EventLog;
+  readonly #check: DeliveryOptions['check'];
   readonly #kept = new Map<string, { readonly page: Promise<EventPage>; readonly at: number }>();
+  /** The bodies of the events sent last, by their place in the feed, oldest first. */
+  readonly #bodies = new Map<string, PreparedBody>();
 
-  constructor(log: EventLog) {
+  constructor(log: EventLog, check: DeliveryOptions['check']) {
     this.#log = log;
+    this.#check = check;
+  }
+
+  bodyOf(event: OrderEventRecord): PreparedBody {
+    const place = `${event.position.tx}:${event.position.seq}`;
+    const kept = this.#bodies.get(place);
+    if (kept !== undefined) return kept;
+    const body = webhookBodyOf(event);
+    const problem = this.#check?.(body);
+    const prepared = problem === undefined ? { id: body.id, text: JSON.stringify(body) } : { id: body.id, problem };
+    if (this.#bodies.size >= KEPT_BODIES) {
+      for (const oldest of this.#bodies.keys()) {
+        this.#bodies.delete(oldest);
+        break;
+      }
+    }
+    this.#bodies.set(place, prepared);
+    return prepared;
   }
 
   read(after: EventPosition | 'oldest'): Promise<EventPage> {
@@ -383,16 +412,15 @@ class Worker {
       if (this.#stopped) break;
       const wanted = endpoint.eventTypes === null || endpoint.eventTypes.includes(event.type);
       if (wanted) {
-        const body = webhookBodyOf(event);
-        const problem = this.#options.check?.(body);
-        if (problem !== undefined) {
+        const body = this.#pages.bodyOf(event);
+        if ('problem' in body) {
           // Never sent: the contract check refused it, as it refuses a reply; logged, and kept as failed.
           this.#options.logger.error(
-            { endpointId: endpoint.id, eventId: body.id, problem },
+            { endpointId: endpoint.id, eventId: body.id, problem: body.problem },
             'a webhook body breaks the contract; not sent',
           );
-          await this.#log(body.id, 1, { error: `the body breaks the contract: ${problem}`, durationMs: 0 }, 'failed');
-        } else if ((await this.#deliver(body.id, JSON.stringify(body), 1)) === 'lost') return true;
+          await this.#log(body.id, 1, { error: `the body breaks the contract: ${body.problem}`, durationMs: 0 }, 'failed');
+        } else if ((await this.#deliver(body.id, body.text, 1)) === 'lost') return true;
       }
       if (!(await this.#webhooks.advanceCursor(endpoint.id, this.#owner, at, event.position))) {
         // Lost the lease, or the cursor was moved (a replay): read the endpoint again.

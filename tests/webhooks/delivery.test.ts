@@ -252,6 +252,29 @@ eachStore((suite) => {
     }
   });
 
+  test('an event sent to several endpoints has its body checked and written once, and each gets the same bytes', async () => {
+    const ENDPOINTS = 4;
+    const at = await Promise.all(Array.from({ length: ENDPOINTS }, () => receiver()));
+    const checked = new Map<string, number>();
+    try {
+      for (const one of at) await endpoint(one.url);
+      deliver(store(), {
+        check: (body) => {
+          checked.set(body.id, (checked.get(body.id) ?? 0) + 1);
+          return undefined;
+        },
+      });
+      await store().importOrders([order({ id: 31 }), order({ id: 32 })]);
+      await store().cancelOrder(31);
+      await until(() => at.every((one) => one.got.length === 3), 'three events reach every endpoint', SETTLES_MS);
+      expect([...checked.values()]).toEqual([1, 1, 1]);
+      const sent = at.map((one) => one.got.map(({ body }) => body));
+      for (const bodies of sent) expect(bodies).toEqual(sent[0]);
+    } finally {
+      await Promise.all(at.map((one) => one.close()));
+    }
+  });
+
   // Only PostgreSQL holds an event back from readers until every older transaction has ended.
   (suite.kind.name === 'postgres' ? test : test.skip)(
     'events held back by an older transaction are looked for again without a wake, and sent once they settle',
