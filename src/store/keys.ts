@@ -7,6 +7,10 @@ import type { KeyChanges, KeyInfo, KeyMatch, KeyPolicies, NewKey } from './types
 // API keys as every store keeps them: the statements, the one lookup of a request's key, and the
 // stored forms of scopes and policies, which go no further than this file.
 
+/** A key as its check reads it: by one secret (KEY_SQL.find), or by many at once (a store that batches its checks). */
+export const KEY_FOUND_COLUMNS = `name, key_hash AS "keyHash", previous_hash AS "previousHash", revoked_at AS "revokedAt",
+    expires_at AS "expiresAt", previous_until AS "previousUntil", scopes, rate_limit AS "rateLimit"`;
+
 /** The API-key statements. */
 export const KEY_SQL = {
   create: 'INSERT INTO api_keys (name, key_hash, created_at, expires_at, scopes, rate_limit) VALUES ($1, $2, $3, $4, $5, $6)',
@@ -30,42 +34,39 @@ export const KEY_SQL = {
   unrotate: `UPDATE api_keys SET key_hash = previous_hash, previous_hash = NULL, previous_until = NULL
     WHERE name = $1 AND key_hash = $2 AND previous_hash IS NOT NULL`,
   /**
-   * The key whose secret, or whose replaced secret, has hash `$2` (`$3`, `$4` the same), and its
-   * state at `$1`; `current` says which secret matched, and `previousUntil` ends a replaced secret's
-   * grace. Times are ISO 8601 UTC text of one form, so they compare as text. Each secret is unique,
-   * with its index: one statement, two index reads, whether the key exists or not. Every keyed
-   * request reads it, and every refused one.
+   * The key whose secret, or whose replaced secret, has hash `$1` (`$2` the same): each secret is
+   * unique, with its index, so this is one statement and two index reads, whether the key exists or
+   * not. Every keyed request reads it, and every refused one; keyMatchIn judges what it finds.
    */
-  find: `SELECT name, CASE WHEN revoked_at IS NOT NULL THEN 'revoked' WHEN expires_at <= $1 THEN 'expired' ELSE 'active' END AS state,
-      key_hash = $2 AS current, previous_until AS "previousUntil", scopes, rate_limit AS "rateLimit"
-    FROM api_keys WHERE key_hash = $3 OR previous_hash = $4`,
+  find: `SELECT ${KEY_FOUND_COLUMNS} FROM api_keys WHERE key_hash = $1 OR previous_hash = $2`,
 } as const;
 
-/**
- * The key with secret hash `keyHash` and its state at `at`, or null: by its current secret, else by
- * the one its last rotation replaced, which works in its grace and is refused as a revoked key once
- * the grace has ended. One statement.
- */
+/** The key with secret hash `keyHash` and its state at `at`, or null (keyMatchIn): one statement. */
 export function* findKeySteps(keyHash: string, at: string): Steps<KeyMatch | null> {
-  const [first, second] = (yield { rows: statement(KEY_SQL.find, [at, keyHash, keyHash, keyHash]) }) ?? [];
-  if (first === undefined) return null;
-  // Two rows only if one key's secret were another's replaced one: the current secret wins.
-  const row = second === undefined || isCurrent(first) ? first : second;
-  const match = keyMatchOf(row);
-  if (isCurrent(row) || match.state !== 'active') return match;
-  const until = row.previousUntil;
-  return typeof until === 'string' && until > at ? match : { ...match, state: 'revoked' };
+  return keyMatchIn((yield { rows: statement(KEY_SQL.find, [keyHash, keyHash]) }) ?? [], keyHash, at);
 }
 
-/** Whether a row of KEY_SQL.find matched the key's current secret (PostgreSQL says true, SQLite 1). */
-const isCurrent = (row: Row): boolean => row.current === true || row.current === 1;
-
-/** A row of KEY_SQL.find as the match it is, its state as the row gives it. */
-function keyMatchOf(row: Row): KeyMatch {
-  const { name, state, scopes, rateLimit } = row;
-  if (typeof name !== 'string' || (state !== 'active' && state !== 'expired' && state !== 'revoked') || typeof scopes !== 'string') {
-    throw new StoreInvariantError('a key row has no name, state or scopes');
-  }
+/**
+ * Of keys read with KEY_FOUND_COLUMNS, the one whose secret has hash `keyHash`, and its state at
+ * `at`, or null: by its current secret, else by the one its last rotation replaced, which works in
+ * its grace and is refused as a revoked key once the grace has ended. Times are ISO 8601 UTC text
+ * of one form, so they compare as text. `rows` may hold other keys too (a batch of checks).
+ */
+export function keyMatchIn(rows: readonly Row[], keyHash: string, at: string): KeyMatch | null {
+  // The current secret wins: a key's secret could only be another's replaced one by a collision.
+  const current = rows.find((row) => row.keyHash === keyHash);
+  const row = current ?? rows.find((row) => row.previousHash === keyHash);
+  if (row === undefined) return null;
+  const { name, revokedAt, expiresAt, previousUntil, scopes, rateLimit } = row;
+  if (typeof name !== 'string' || typeof scopes !== 'string') throw new StoreInvariantError('a key row has no name or scopes');
+  const state =
+    revokedAt !== null
+      ? 'revoked'
+      : typeof expiresAt === 'string' && expiresAt <= at
+        ? 'expired'
+        : current === undefined && !(typeof previousUntil === 'string' && previousUntil > at)
+          ? 'revoked'
+          : 'active';
   const policies = policiesOf(rateLimit);
   return { name, state, scopes: scopeSetOf(scopes), policies: policies === NO_LIMIT ? [] : policies };
 }
