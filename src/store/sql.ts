@@ -71,9 +71,12 @@ export function statusSql(visible: readonly string[] = [], id = '$1'): string {
   return `SELECT status FROM orders WHERE ${where([`id = ${id}`, ...visible])}`;
 }
 
-/** The order whose id is `$1`, as an OrderRow, unless it has been cancelled. */
-export function orderSql(visible: readonly string[] = []): string {
-  return `SELECT ${ORDER_ROW_COLUMNS} FROM orders WHERE ${where(['id = $1', `status <> 'cancelled'`, ...visible])}`;
+/**
+ * The order whose id is `$1`, as an OrderRow, unless it has been cancelled; or, with `ids` (a
+ * condition on `id`, such as PostgreSQL's `id = ANY($1)`), each such order it names.
+ */
+export function orderSql(visible: readonly string[] = [], ids = 'id = $1'): string {
+  return `SELECT ${ORDER_ROW_COLUMNS} FROM orders WHERE ${where([ids, `status <> 'cancelled'`, ...visible])}`;
 }
 
 /** Whether an order that has not been cancelled refers to the pet `$1`. */

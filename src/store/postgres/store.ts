@@ -13,6 +13,7 @@ import { StoreInvariantError } from '../errors';
 import type {
   CancelOutcome,
   ImportRecords,
+  KeyMatch,
   OrderRecord,
   PageRequest,
   PlaceOutcome,
@@ -23,6 +24,7 @@ import type {
 } from '../types';
 import type { RateUnit } from '../../rate-policy';
 import { guard, guardedQueryable, postgresDialect, postgresQueryable, prepared, translate, withClient } from './dialect';
+import { BatchedReads } from './batched-reads';
 import { PostgresFeed } from './feed';
 import { openSnapshot } from './snapshot';
 import { importIntoPostgres } from './import';
@@ -107,6 +109,8 @@ class PostgresStore extends SharedStore implements Store {
   private counter: { readonly pool: pg.Pool; readonly queryable: Queryable } | undefined;
   /** The pool's next free connection, as the shared algorithms drive it. */
   private readonly pooled;
+  /** The key checks and one-order reads of a turn of the event loop, one statement each. */
+  private readonly reads: BatchedReads;
   protected readonly shared;
 
   constructor(
@@ -119,6 +123,7 @@ class PostgresStore extends SharedStore implements Store {
     super();
     this.feed = new PostgresFeed(pool, url, logger);
     this.pooled = guardedQueryable(pool);
+    this.reads = new BatchedReads(pool);
     this.shared = sharedOperations(SQL, postgresDialect, { read: this.pooled, write: this.pooled });
   }
 
@@ -128,10 +133,12 @@ class PostgresStore extends SharedStore implements Store {
     return guard(() => this.pool.query<R>(prepared(text, values)));
   }
 
-  async getOrder(id: number): Promise<OrderRecord | undefined> {
-    const { rows } = await guard(() => this.pool.query<OrderRow>(prepared(SQL.order, [id], 'array')));
-    const row = rows[0];
-    return row === undefined ? undefined : rowToRecord(row);
+  getOrder(id: number): Promise<OrderRecord | undefined> {
+    return this.reads.getOrder(id);
+  }
+
+  override findKey(keyHash: string, at: string): Promise<KeyMatch | null> {
+    return this.reads.findKey(keyHash, at);
   }
 
   async pageOrders(request: PageRequest): Promise<OrderRecord[]> {
