@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
 
 /**
  * Standard Webhooks (v1) signatures: what a delivery's three headers say, and how a receiver checks
@@ -34,7 +34,7 @@ export function secretBytes(secret: string): Buffer | undefined {
   return bytes.length >= 24 && bytes.length <= 64 ? bytes : undefined;
 }
 
-function signatureOf(key: Buffer, id: string, timestamp: number | string, body: string): string {
+function signatureOf(key: Buffer | KeyObject, id: string, timestamp: number | string, body: string): string {
   return createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64');
 }
 
@@ -43,13 +43,24 @@ function signatureOf(key: Buffer, id: string, timestamp: number | string, body: 
  * (the current secret first, then one being rotated out), separated by spaces.
  */
 export function signatureHeader(secrets: readonly string[], id: string, timestamp: number, body: string): string {
-  return secrets
-    .map((secret) => {
-      const key = secretBytes(secret);
-      if (key === undefined) throw new Error('an endpoint secret is not whsec_ and base64 of 24 to 64 bytes');
-      return `${VERSION},${signatureOf(key, id, timestamp, body)}`;
-    })
-    .join(' ');
+  return secrets.map((secret) => `${VERSION},${signatureOf(signingKey(secret), id, timestamp, body)}`).join(' ');
+}
+
+/** The signing keys of the secrets used last, made once each: a key made for every signature cost more than its HMAC. */
+const signingKeys = new Map<string, KeyObject>();
+/** Secrets whose keys are kept, at most: about one or two an endpoint. */
+const KEPT_KEYS = 1000;
+
+function signingKey(secret: string): KeyObject {
+  let key = signingKeys.get(secret);
+  if (key === undefined) {
+    const bytes = secretBytes(secret);
+    if (bytes === undefined) throw new Error('an endpoint secret is not whsec_ and base64 of 24 to 64 bytes');
+    key = createSecretKey(bytes);
+    if (signingKeys.size >= KEPT_KEYS) signingKeys.clear();
+    signingKeys.set(secret, key);
+  }
+  return key;
 }
 
 /** The three headers of one attempt to deliver `body` as event `id`, signed at `timestamp` (Unix seconds). */
