@@ -1,12 +1,24 @@
 import type { MaybePromise } from '../maybe-promise';
 import { cursorSecretOf, etagOf, textOrNull, timestamp } from './core';
-import { drive, statement, type Dialect, type Queryable, type Row, type SyncQueryable } from './dialect';
+import { drive, statement, type Dialect, type Queryable, type Row, type Statement, type Steps, type SyncQueryable } from './dialect';
 import { StoreInvariantError } from './errors';
 import { findKeySteps, KEY_SQL, keyCreationError, keyInfoOf, keyUpdateValues, newKeyValues } from './keys';
 import type { StoreSql } from './sql';
 import { attemptOf, createEndpointStatement, endpointOf, retryOf, updateEndpointStatement, webhookSql } from './webhooks';
 import type { StoreFeed } from './events';
-import type { EventCounts, EventLog, EventPage, EventPosition, KeyChanges, KeyInfo, KeyMatch, NewKey, Store, WebhookStore } from './types';
+import type {
+  AttemptRecord,
+  EventCounts,
+  EventLog,
+  EventPage,
+  EventPosition,
+  KeyChanges,
+  KeyInfo,
+  KeyMatch,
+  NewKey,
+  Store,
+  WebhookStore,
+} from './types';
 
 /** The operations every store answers with the same statements, whatever its mechanics. */
 export type SharedOperations = Pick<
@@ -97,6 +109,19 @@ function webhookOperations(
 ): WebhookStore {
   const sql = webhookSql(dialect);
   const endpoint = (row: Row | undefined) => (row === undefined ? null : endpointOf(row, timestamp()));
+  const advanceStatement = (id: string, owner: string, from: EventPosition, to: EventPosition): Statement =>
+    statement(sql.advance, [to.tx, to.seq, id, owner, from.tx, from.seq]);
+  const logStatement = (id: string, attempt: AttemptRecord): Statement =>
+    statement(sql.log, [
+      id,
+      attempt.eventId,
+      attempt.attempt,
+      attempt.at,
+      attempt.status,
+      attempt.error,
+      attempt.durationMs,
+      attempt.outcome,
+    ]);
   return {
     async createEndpoint(made) {
       await write.run(createEndpointStatement(sql, made));
@@ -125,7 +150,7 @@ function webhookOperations(
       return row === undefined ? null : Number(row.secondsLeft);
     },
     releaseLease: async (id, owner) => write.run(statement(sql.release, [id, owner])),
-    advanceCursor: (id, owner, from, to) => changedOneRow(bookkeeping, sql.advance, [to.tx, to.seq, id, owner, from.tx, from.seq]),
+    advanceCursor: async (id, owner, from, to) => (await bookkeeping.rows(advanceStatement(id, owner, from, to))).length === 1,
     noteFailure: async (id, owner, at) => {
       const [row] = await rows(bookkeeping, sql.failing, [at, at, id, owner]);
       return row === undefined ? false : typeof row.failingSince === 'string' ? row.failingSince : null;
@@ -158,21 +183,16 @@ function webhookOperations(
       throw new StoreInvariantError(`the cursor of webhook endpoint ${id} kept moving while it was replayed`);
     },
     disabledEndpoints: async () => Number(firstOf(await rows(read, sql.disabledCount, []))?.disabled ?? 0),
-    logAttempt: async (id, attempt) =>
-      bookkeeping.run(
-        statement(sql.log, [
-          id,
-          attempt.eventId,
-          attempt.attempt,
-          attempt.at,
-          attempt.status,
-          attempt.error,
-          attempt.durationMs,
-          attempt.outcome,
-        ]),
-      ),
+    logAttempt: async (id, attempt) => bookkeeping.run(logStatement(id, attempt)),
+    logAndAdvance: async (id, owner, attempt, from, to) =>
+      drive(loggedAndAdvanced(logStatement(id, attempt), advanceStatement(id, owner, from, to)), bookkeeping),
     attempts: async (id, before, limit) => (await rows(read, sql.attempts, [id, before ?? Number.MAX_SAFE_INTEGER, limit])).map(attemptOf),
   };
+}
+
+/** A log line, then a move of a cursor, as one step (a fused statement where one costs a round trip): whether the cursor moved. */
+function* loggedAndAdvanced(log: Statement, advance: Statement): Steps<boolean> {
+  return ((yield { writes: [log], then: advance }) ?? []).length === 1;
 }
 
 /** Whether feed position `a` comes before `b`: by transaction (PostgreSQL's xid; SQLite's is always 0), then by seq. */

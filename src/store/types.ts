@@ -460,6 +460,13 @@ export interface WebhookStore {
   disabledEndpoints(): Promise<number>;
   /** Adds one attempt to the endpoint's delivery log. */
   logAttempt(id: string, attempt: AttemptRecord): Promise<void>;
+  /**
+   * Adds an attempt that delivered its event to the log and moves the cursor from `from` past the
+   * event to `to`, while `owner` holds the endpoint, in one write: the commonest outcome of an
+   * attempt, written as one. The attempt is logged either way; false when the cursor was not moved
+   * (as advanceCursor).
+   */
+  logAndAdvance(id: string, owner: string, attempt: AttemptRecord, from: EventPosition, to: EventPosition): Promise<boolean>;
   /** The endpoint's attempts, newest first, before log position `before` (undefined: from the newest), up to `limit`. */
   attempts(id: string, before: number | undefined, limit: number): Promise<Array<AttemptRecord & { readonly seq: number }>>;
 }

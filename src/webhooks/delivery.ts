@@ -5,6 +5,7 @@ import { orderEventOf } from '../orders/events';
 import {
   EventsExpiredError,
   type AttemptOutcome,
+  type AttemptRecord,
   type EndpointRecord,
   type EventLog,
   type EventPage,
@@ -411,6 +412,7 @@ class Worker {
     for (const event of page.events) {
       if (this.#stopped) break;
       const wanted = endpoint.eventTypes === null || endpoint.eventTypes.includes(event.type);
+      let moved = false;
       if (wanted) {
         const body = this.#pages.bodyOf(event);
         if ('problem' in body) {
@@ -420,9 +422,13 @@ class Worker {
             'a webhook body breaks the contract; not sent',
           );
           await this.#log(body.id, 1, { error: `the body breaks the contract: ${body.problem}`, durationMs: 0 }, 'failed');
-        } else if ((await this.#deliver(body.id, body.text, 1)) === 'lost') return true;
+        } else {
+          const went = await this.#deliver(body.id, body.text, 1, { from: at, to: event.position });
+          if (went === 'lost') return true;
+          moved = went === 'sent and moved past';
+        }
       }
-      if (!(await this.#webhooks.advanceCursor(endpoint.id, this.#owner, at, event.position))) {
+      if (!moved && !(await this.#webhooks.advanceCursor(endpoint.id, this.#owner, at, event.position))) {
         // Lost the lease, or the cursor was moved (a replay): read the endpoint again.
         return true;
       }
@@ -438,9 +444,16 @@ class Worker {
   /**
    * One attempt of one event, and what it leads to: delivered; kept for a retry; failed for good
    * (the schedule spent); or the endpoint disabled (a 410, five days of failures). 'lost' when the
-   * endpoint is no longer this worker's to deliver to.
+   * endpoint is no longer this worker's to deliver to. A new event's attempt names the cursor's
+   * move past it (`past`): a first attempt delivered with nothing else to write is logged with the
+   * move, in one write ('sent and moved past'); any other outcome leaves the move to the caller.
    */
-  async #deliver(eventId: string, body: string, attemptNumber: number): Promise<'sent' | 'failed' | 'lost'> {
+  async #deliver(
+    eventId: string,
+    body: string,
+    attemptNumber: number,
+    past?: { readonly from: EventPosition; readonly to: EventPosition },
+  ): Promise<'sent' | 'sent and moved past' | 'failed' | 'lost'> {
     const endpoint = this.#endpoint;
     const webhooks = this.#webhooks;
     // Every attempt starts on a lease renewed now, with time left for the whole attempt twice over.
@@ -464,6 +477,18 @@ class Worker {
       });
     }
     const now = Date.now();
+    if (delivered(result) && past !== undefined && attemptNumber === 1 && endpoint.failingSince === null) {
+      const moved = await webhooks.logAndAdvance(
+        endpoint.id,
+        this.#owner,
+        this.#attemptRecord(eventId, attemptNumber, result, 'delivered'),
+        past.from,
+        past.to,
+      );
+      this.#options.onAttempt?.('delivered');
+      // Not moved: the lease was lost, or a replay moved the cursor; the endpoint is read again.
+      return moved ? 'sent and moved past' : 'lost';
+    }
     if (delivered(result)) {
       await this.#log(eventId, attemptNumber, result, 'delivered');
       if (attemptNumber > 1) {
@@ -509,8 +534,8 @@ class Worker {
     return 'failed';
   }
 
-  async #log(eventId: string, attemptNumber: number, result: AttemptResult, outcome: AttemptOutcome): Promise<void> {
-    await this.#webhooks.logAttempt(this.#endpoint.id, {
+  #attemptRecord(eventId: string, attemptNumber: number, result: AttemptResult, outcome: AttemptOutcome): AttemptRecord {
+    return {
       eventId,
       attempt: attemptNumber,
       at: new Date().toISOString(),
@@ -518,7 +543,11 @@ class Worker {
       error: result.error ?? null,
       durationMs: result.durationMs,
       outcome,
-    });
+    };
+  }
+
+  async #log(eventId: string, attemptNumber: number, result: AttemptResult, outcome: AttemptOutcome): Promise<void> {
+    await this.#webhooks.logAttempt(this.#endpoint.id, this.#attemptRecord(eventId, attemptNumber, result, outcome));
     // Told once the log has it, so that whoever listens reads the attempt there.
     this.#options.onAttempt?.(outcome);
   }

@@ -124,6 +124,29 @@ eachStore((suite) => {
     }
   });
 
+  test('a delivered attempt is logged and the cursor moved past its event in one write; the line is kept when the move is refused', async () => {
+    await made(store(), 'we_d');
+    const [held] = await store().webhooks.claimEndpoints('one', 10, LEASE);
+    const from = held!.cursor;
+    const to = { ...from, seq: from.seq + 1 };
+    const line = (eventId: string) => ({
+      eventId,
+      attempt: 1,
+      at: '2026-11-27T10:00:00.000Z',
+      status: 204,
+      error: null,
+      durationMs: 3,
+      outcome: 'delivered' as const,
+    });
+    expect(await store().webhooks.logAndAdvance('we_d', 'one', line('evt_a'), from, to)).toBe(true);
+    expect((await store().webhooks.getEndpoint('we_d'))?.cursor).toEqual(to);
+    // Not the holder, or the cursor no longer where it was read: not moved, and the attempt still logged.
+    expect(await store().webhooks.logAndAdvance('we_d', 'two', line('evt_b'), to, { ...to, seq: to.seq + 1 })).toBe(false);
+    expect(await store().webhooks.logAndAdvance('we_d', 'one', line('evt_c'), from, to)).toBe(false);
+    expect((await store().webhooks.getEndpoint('we_d'))?.cursor).toEqual(to);
+    expect((await store().webhooks.attempts('we_d', undefined, 10)).map((each) => each.eventId)).toEqual(['evt_c', 'evt_b', 'evt_a']);
+  });
+
   test('retries wait for their time, by holder only; a run of failures keeps its start; the log is newest first', async () => {
     await made(store(), 'we_r');
     await store().webhooks.claimEndpoints('one', 10, LEASE);

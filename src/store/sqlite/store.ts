@@ -78,6 +78,12 @@ export function openSqliteStore(file: string, options: SqliteStoreOptions = {}):
  */
 const NEXT_ID_SQL = nextIdSql(['SELECT max(to_id) FROM import_publishing']);
 
+/** One step of webhook bookkeeping: its writes, then the statement whose rows it answers, if any. */
+interface BookkeepingStep {
+  readonly writes: readonly Statement[];
+  readonly then: Statement | undefined;
+}
+
 class SqliteStore extends SharedStore implements Store {
   private readonly statements;
   /** The shared statements on the writer connection, each through the store's guard (reads) or its write checks (writes). */
@@ -107,7 +113,7 @@ class SqliteStore extends SharedStore implements Store {
   /** The rate-limit count: its own connection, a batch per commit. */
   private readonly counter: Counter;
   /** Webhook delivery's bookkeeping: its own connection, unsynced, a batch per commit. */
-  private readonly bookkeeping: UnsyncedBatches<{ one: Statement; answers: boolean }, { rows: Row[] } | { error: unknown }>;
+  private readonly bookkeeping: UnsyncedBatches<BookkeepingStep, { rows: Row[] } | { error: unknown }>;
 
   constructor(
     private readonly writer: Writer,
@@ -124,24 +130,30 @@ class SqliteStore extends SharedStore implements Store {
     // turn of the event loop in one unsynced transaction, however many endpoints wrote; each keeps
     // its own outcome. A power cut may lose the last of them, and at least once still holds: a
     // cursor moves only after the outcome it follows, and a lost move sends its events again.
-    // Each write says whether it answers rows (run, or rows, as the shared operations asked).
-    const bookkeeping = new UnsyncedBatches(writer, ({ one, answers }: { one: Statement; answers: boolean }, on) => {
+    // Each entry is writes and then, if given, a statement whose rows it answers: one step of the
+    // shared operations (run, rows, or the two fused).
+    const bookkeeping = new UnsyncedBatches(writer, ({ writes, then }: BookkeepingStep, on) => {
       try {
-        return { rows: answers ? on.rows(one) : (on.run(one), []) };
+        for (const write of writes) on.run(write);
+        return { rows: then === undefined ? [] : on.rows(then) };
       } catch (err) {
         return { error: err };
       }
     });
     this.bookkeeping = bookkeeping;
-    const bookkept = async (one: Statement, answers: boolean): Promise<Row[]> => {
-      const outcome = await bookkeeping.submit({ one, answers });
+    const bookkept = async (writes: readonly Statement[], then: Statement | undefined): Promise<Row[]> => {
+      const outcome = await bookkeeping.submit({ writes, then });
       if ('error' in outcome) throw outcome.error;
       return outcome.rows;
     };
     this.shared = sharedOperations(SQL, sqliteDialect, {
       read: this.read,
       write: queryableThrough(connection, (op) => writer.write(op)),
-      bookkeeping: { run: async (one) => void (await bookkept(one, false)), rows: (one) => bookkept(one, true) },
+      bookkeeping: {
+        run: async (one) => void (await bookkept([one], undefined)),
+        rows: (one) => bookkept([], one),
+        fused: (writes, then) => bookkept(writes, then),
+      },
     });
     const prepare = <P extends unknown[], R>(sql: string) => db.prepare<P, R>(sqlitePlaceholders(sql));
     this.statements = {
