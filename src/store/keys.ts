@@ -1,3 +1,4 @@
+import { keptByText } from '../kept';
 import { formatPolicies, parsePolicies, NO_LIMIT, type Policy } from '../rate-policy';
 import { statement, type Dialect, type Row, type Steps } from './dialect';
 import { textOrNull } from './core';
@@ -118,6 +119,9 @@ const storedScopes = (scopes: readonly string[]): string => scopes.join(' ');
 /** A key's policies as stored: `600/min,100000/day`, `none`, or NULL for the deployment's. */
 const storedPolicies = (policies: KeyPolicies): string | null => (policies === null ? null : formatPolicies(policies));
 
+/** Most distinct stored texts kept parsed (a store has few distinct ones). */
+const PARSED_MAX = 256;
+
 /** Stored scopes as a set, parsed once per distinct list: every keyed request reads one. */
 const scopeSetOf = parsedOnce((stored) => new Set(stored.split(' ').filter((scope) => scope !== '')) as ReadonlySet<string>);
 
@@ -131,18 +135,8 @@ function policiesOf(stored: unknown): KeyPolicies {
   return parsedPolicies(stored);
 }
 
-/** Most distinct stored texts kept parsed; past it, texts are parsed again (a store has few distinct ones). */
-const PARSED_MAX = 256;
-
-/** `parse`, with its answers kept for the first PARSED_MAX distinct texts. */
+/** `parse`, with its answers kept for the PARSED_MAX distinct texts parsed last. */
 function parsedOnce<T>(parse: (stored: string) => T): (stored: string) => T {
-  const kept = new Map<string, T>();
-  return (stored) => {
-    let value = kept.get(stored);
-    if (value === undefined) {
-      value = parse(stored);
-      if (kept.size < PARSED_MAX) kept.set(stored, value);
-    }
-    return value;
-  };
+  const kept = keptByText<T>(PARSED_MAX);
+  return (stored) => kept(stored, () => parse(stored));
 }

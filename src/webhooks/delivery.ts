@@ -13,6 +13,7 @@ import {
   type OrderEventRecord,
   type WebhookStore,
 } from '../store';
+import { keptByText } from '../kept';
 import { errorMessage } from '../thrown';
 import { destinationOf, systemResolve, type AddressRules, type Resolve } from './addresses';
 import { attempt, ATTEMPT_TIMEOUT_MS, delivered, endpointAgent, type AttemptResult } from './attempt';
@@ -190,8 +191,8 @@ class SharedPages {
   readonly #log: EventLog;
   readonly #check: DeliveryOptions['check'];
   readonly #kept = new Map<string, { readonly page: Promise<EventPage>; readonly at: number }>();
-  /** The bodies of the events sent last, by their place in the feed, oldest first. */
-  readonly #bodies = new Map<string, PreparedBody>();
+  /** The bodies of the events sent last, by their place in the feed. */
+  readonly #bodies = keptByText<PreparedBody>(KEPT_BODIES);
 
   constructor(log: EventLog, check: DeliveryOptions['check']) {
     this.#log = log;
@@ -199,20 +200,11 @@ class SharedPages {
   }
 
   bodyOf(event: OrderEventRecord): PreparedBody {
-    const place = `${event.position.tx}:${event.position.seq}`;
-    const kept = this.#bodies.get(place);
-    if (kept !== undefined) return kept;
-    const body = webhookBodyOf(event);
-    const problem = this.#check?.(body);
-    const prepared = problem === undefined ? { id: body.id, text: JSON.stringify(body) } : { id: body.id, problem };
-    if (this.#bodies.size >= KEPT_BODIES) {
-      for (const oldest of this.#bodies.keys()) {
-        this.#bodies.delete(oldest);
-        break;
-      }
-    }
-    this.#bodies.set(place, prepared);
-    return prepared;
+    return this.#bodies(`${event.position.tx}:${event.position.seq}`, () => {
+      const body = webhookBodyOf(event);
+      const problem = this.#check?.(body);
+      return problem === undefined ? { id: body.id, text: JSON.stringify(body) } : { id: body.id, problem };
+    });
   }
 
   read(after: EventPosition | 'oldest'): Promise<EventPage> {

@@ -1,4 +1,5 @@
 import { createHmac, createSecretKey, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { keptByText } from '../kept';
 
 /**
  * Standard Webhooks (v1) signatures: what a delivery's three headers say, and how a receiver checks
@@ -46,21 +47,15 @@ export function signatureHeader(secrets: readonly string[], id: string, timestam
   return secrets.map((secret) => `${VERSION},${signatureOf(signingKey(secret), id, timestamp, body)}`).join(' ');
 }
 
-/** The signing keys of the secrets used last, made once each: a key made for every signature cost more than its HMAC. */
-const signingKeys = new Map<string, KeyObject>();
-/** Secrets whose keys are kept, at most: about one or two an endpoint. */
-const KEPT_KEYS = 1000;
+/** The signing keys of the last 1,000 secrets, made once each: a key made for every signature cost more than its HMAC. */
+const signingKeys = keptByText<KeyObject>(1000);
 
 function signingKey(secret: string): KeyObject {
-  let key = signingKeys.get(secret);
-  if (key === undefined) {
+  return signingKeys(secret, () => {
     const bytes = secretBytes(secret);
     if (bytes === undefined) throw new Error('an endpoint secret is not whsec_ and base64 of 24 to 64 bytes');
-    key = createSecretKey(bytes);
-    if (signingKeys.size >= KEPT_KEYS) signingKeys.clear();
-    signingKeys.set(secret, key);
-  }
-  return key;
+    return createSecretKey(bytes);
+  });
 }
 
 /** The three headers of one attempt to deliver `body` as event `id`, signed at `timestamp` (Unix seconds). */
