@@ -109,8 +109,15 @@ function webhookOperations(
 ): WebhookStore {
   const sql = webhookSql(dialect);
   const endpoint = (row: Row | undefined) => (row === undefined ? null : endpointOf(row, timestamp()));
-  const advanceStatement = (id: string, owner: string, from: EventPosition, to: EventPosition): Statement =>
-    statement(sql.advance, [to.tx, to.seq, id, owner, from.tx, from.seq]);
+  /** The values of sql.advance: endpoint `id`'s cursor from `from` to `to`, while `owner` holds it. */
+  const advanceValues = (id: string, owner: string, from: EventPosition, to: EventPosition): unknown[] => [
+    to.tx,
+    to.seq,
+    id,
+    owner,
+    from.tx,
+    from.seq,
+  ];
   const logStatement = (id: string, attempt: AttemptRecord): Statement =>
     statement(sql.log, [
       id,
@@ -150,7 +157,7 @@ function webhookOperations(
       return row === undefined ? null : Number(row.secondsLeft);
     },
     releaseLease: async (id, owner) => write.run(statement(sql.release, [id, owner])),
-    advanceCursor: async (id, owner, from, to) => (await bookkeeping.rows(advanceStatement(id, owner, from, to))).length === 1,
+    advanceCursor: (id, owner, from, to) => changedOneRow(bookkeeping, sql.advance, advanceValues(id, owner, from, to)),
     noteFailure: async (id, owner, at) => {
       const [row] = await rows(bookkeeping, sql.failing, [at, at, id, owner]);
       return row === undefined ? false : typeof row.failingSince === 'string' ? row.failingSince : null;
@@ -185,7 +192,7 @@ function webhookOperations(
     disabledEndpoints: async () => Number(firstOf(await rows(read, sql.disabledCount, []))?.disabled ?? 0),
     logAttempt: async (id, attempt) => bookkeeping.run(logStatement(id, attempt)),
     logAndAdvance: async (id, owner, attempt, from, to) =>
-      drive(loggedAndAdvanced(logStatement(id, attempt), advanceStatement(id, owner, from, to)), bookkeeping),
+      drive(loggedAndAdvanced(logStatement(id, attempt), statement(sql.advance, advanceValues(id, owner, from, to))), bookkeeping),
     attempts: async (id, before, limit) => (await rows(read, sql.attempts, [id, before ?? Number.MAX_SAFE_INTEGER, limit])).map(attemptOf),
   };
 }
