@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { rowToRecord } from '../core';
 import type { Row } from '../dialect';
 import { KEY_FOUND_COLUMNS, KEY_SQL, keyMatchIn } from '../keys';
-import { orderSql, type OrderRow } from '../sql';
+import type { OrderRow } from '../sql';
 import type { KeyMatch, OrderRecord } from '../types';
 import { guard, prepared } from './dialect';
 
@@ -12,9 +12,6 @@ import { guard, prepared } from './dialect';
  * looked for with KEY_SQL.find: a comparison with an array costs PostgreSQL more than one with a value.
  */
 const KEYS_SQL = `SELECT ${KEY_FOUND_COLUMNS} FROM api_keys WHERE key_hash = ANY($1) OR previous_hash = ANY($2)`;
-/** Each order named in `$1` that has not been cancelled, as an OrderRow (every order of a PostgreSQL store is visible); one with ORDER_SQL. */
-const ORDERS_SQL = orderSql([], 'id = ANY($1)');
-const ORDER_SQL = orderSql();
 /** The most reads one statement answers; more wait for the next. */
 const MOST_AT_ONCE = 256;
 
@@ -33,7 +30,11 @@ export class BatchedReads {
   readonly #keys: DataLoader<string, readonly Row[]>;
   readonly #orders: DataLoader<number, OrderRecord | undefined>;
 
-  constructor(pool: pg.Pool) {
+  /**
+   * `orders` are the store's own statements on its orders: `order` reads one (`$1`), `ordersIn`
+   * each named in the array `$1`, unless it has been cancelled.
+   */
+  constructor(pool: pg.Pool, orders: { readonly order: string; readonly ordersIn: string }) {
     const together = { cache: false, maxBatchSize: MOST_AT_ONCE, batchScheduleFn: (send: () => void) => void setImmediate(send) };
     this.#keys = new DataLoader(async (hashes) => {
       const distinct = [...new Set(hashes)];
@@ -47,7 +48,7 @@ export class BatchedReads {
       const asked = [...new Set(ids.filter((id) => Number.isSafeInteger(id)))];
       const found = new Map<number, OrderRecord>();
       if (asked.length > 0) {
-        const [text, values] = asked.length === 1 ? [ORDER_SQL, asked] : [ORDERS_SQL, [asked]];
+        const [text, values] = asked.length === 1 ? [orders.order, asked] : [orders.ordersIn, [asked]];
         const { rows } = await guard(() => pool.query<OrderRow>(prepared(text, values, 'array')));
         for (const row of rows) found.set(row[0], rowToRecord(row));
       }

@@ -8,7 +8,7 @@ import { cancelOutcome, moveStatements, shipOutcome, MOVE_EVENTS, type Moved, ty
 import { keptSteps, placementSteps, nextIdSql, PLACEMENT_SQL } from '../placement';
 import { countSteps, rateSql } from '../rates';
 import { SharedStore, sharedOperations } from '../shared-operations';
-import { storeSql, type OrderRow } from '../sql';
+import { orderSql, storeSql, type OrderRow } from '../sql';
 import { StoreInvariantError } from '../errors';
 import type {
   CancelOutcome,
@@ -32,6 +32,8 @@ import { migrate } from './migrations';
 
 /** The shared statements: every order of a PostgreSQL store is visible. */
 const SQL = storeSql();
+/** The orders named in the array `$1`, each as SQL.order reads one (every order visible here too). */
+const ORDERS_IN_SQL = orderSql([], 'id = ANY($1)');
 /** Each move as the one statement it is here (../moves.ts). */
 const MOVES = moveStatements(SQL);
 /** The rate-limit count's statements, by PostgreSQL's clock. */
@@ -123,7 +125,7 @@ class PostgresStore extends SharedStore implements Store {
     super();
     this.feed = new PostgresFeed(pool, url, logger);
     this.pooled = guardedQueryable(pool);
-    this.reads = new BatchedReads(pool);
+    this.reads = new BatchedReads(pool, { order: SQL.order, ordersIn: ORDERS_IN_SQL });
     this.shared = sharedOperations(SQL, postgresDialect, { read: this.pooled, write: this.pooled });
   }
 
