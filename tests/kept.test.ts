@@ -7,9 +7,9 @@ describe('keptByText', () => {
     const made: string[] = [];
     const kept = keptByText<string>(2);
     const get = (text: string) =>
-      kept(text, () => {
-        made.push(text);
-        return text.toUpperCase();
+      kept(text, (asked) => {
+        made.push(asked);
+        return asked.toUpperCase();
       });
 
     expect([get('a'), get('b'), get('a'), get('b')]).toEqual(['A', 'B', 'A', 'B']);

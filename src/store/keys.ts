@@ -138,5 +138,5 @@ function policiesOf(stored: unknown): KeyPolicies {
 /** `parse`, with its answers kept for the PARSED_MAX distinct texts parsed last. */
 function parsedOnce<T>(parse: (stored: string) => T): (stored: string) => T {
   const kept = keptByText<T>(PARSED_MAX);
-  return (stored) => kept(stored, () => parse(stored));
+  return (stored) => kept(stored, parse);
 }

@@ -51,11 +51,13 @@ export function signatureHeader(secrets: readonly string[], id: string, timestam
 const signingKeys = keptByText<KeyObject>(1000);
 
 function signingKey(secret: string): KeyObject {
-  return signingKeys(secret, () => {
-    const bytes = secretBytes(secret);
-    if (bytes === undefined) throw new Error('an endpoint secret is not whsec_ and base64 of 24 to 64 bytes');
-    return createSecretKey(bytes);
-  });
+  return signingKeys(secret, newSigningKey);
+}
+
+function newSigningKey(secret: string): KeyObject {
+  const bytes = secretBytes(secret);
+  if (bytes === undefined) throw new Error('an endpoint secret is not whsec_ and base64 of 24 to 64 bytes');
+  return createSecretKey(bytes);
 }
 
 /** The three headers of one attempt to deliver `body` as event `id`, signed at `timestamp` (Unix seconds). */
