@@ -76,6 +76,11 @@ const DELIVERY_POOL_SIZE = 4;
 const YOUNG_GENERATION_MB = 4;
 /** How long a failed thread waits before it is started again. */
 const RESTART_AFTER_MS = 1000;
+/**
+ * The thread's name, which Node.js 24 gives the operating system's thread, so that `top -H` and
+ * `ps -L` show delivery's CPU apart from the event loop's (`MainThread`).
+ */
+export const DELIVERY_THREAD_NAME = 'webhooks';
 
 /** Starts delivery in a worker thread; the returned Delivery stops it. */
 export function startDeliveryThread(options: DeliveryThreadOptions): Delivery {
@@ -107,6 +112,7 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Delivery {
   const start = (): void => {
     const thread = new Worker(path.join(__dirname, 'delivery-thread.js'), {
       workerData: data,
+      name: DELIVERY_THREAD_NAME,
       resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
     });
     worker = thread;

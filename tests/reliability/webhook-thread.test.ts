@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -6,6 +7,7 @@ import { cli, serve, type Served } from '../helpers/cli';
 import { tempDir } from '../helpers/temp-dir';
 import { until } from '../helpers/wait';
 import { verifyWebhook } from '../../src/client';
+import { DELIVERY_THREAD_NAME } from '../../src/webhooks/delivery-thread';
 
 // A served instance delivers from a worker thread with its own connection to the store. What the
 // thread does must still reach the operator through the server: its deliveries, its metrics, its log
@@ -64,6 +66,10 @@ test('a served instance delivers from its thread: signed deliveries, their metri
     const gone = add('/gone');
     await place(1);
     await server.printed(started, 'stderr');
+    // An operator sees the thread by its name (Node.js 24 names the OS thread; 22 does not).
+    if (process.platform === 'linux' && Number(process.versions.node.split('.')[0]) >= 24) {
+      expect(threadNames(server.child.pid)).toContain(DELIVERY_THREAD_NAME);
+    }
     await until(() => received.kept.length === 1 && received.gone.length === 1, 'the first deliveries');
     for (const { headers, body } of received.kept)
       expect(verifyWebhook(kept.secret, headers, body)).toMatchObject({ type: 'order.created' });
@@ -99,3 +105,9 @@ test('a served instance delivers from its thread: signed deliveries, their metri
     await new Promise<void>((resolve) => receiver.close(() => resolve()));
   }
 });
+
+/** The names of a process's threads, as the OS shows them (`/proc/<pid>/task/<tid>/comm`). */
+function threadNames(pid: number | undefined): string[] {
+  if (pid === undefined) throw new Error('the server has no process');
+  return fs.readdirSync(`/proc/${pid}/task`).map((tid) => fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim());
+}
