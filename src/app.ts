@@ -7,6 +7,7 @@ import type { ApiVersion } from './contract/types';
 import { DEFAULT_LIMITS, serviceOptions, type ServiceOptions } from './config';
 import { ApiError } from './errors';
 import { createAdmission } from './http/admission';
+import { serveDirectly } from './http/app-prototypes';
 import { createDispatcher, type Dispatch } from './http/dispatcher';
 import { createCors } from './http/cors';
 import { docsRouter } from './http/docs';
@@ -179,5 +180,7 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
 
   app.use(pipeline.unrouted);
   app.use(pipeline.renderThrown);
+  // The server's listener gives the contract's requests to the pipeline without the router.
+  serveDirectly(app, pipeline.direct);
   return app;
 }

@@ -1,5 +1,6 @@
 import http from 'node:http';
-import type { Express } from 'express';
+import type { Express, Request, Response } from 'express';
+import type { DirectRoute } from './pipeline';
 
 /** What Node's server needs to build requests and responses that already have the app's prototypes. */
 export interface PrototypedApp {
@@ -9,6 +10,24 @@ export interface PrototypedApp {
   readonly IncomingMessage: typeof http.IncomingMessage;
   /** The response class for `http.createServer`: a ServerResponse whose prototype chain is the app's. */
   readonly ServerResponse: typeof http.ServerResponse<http.IncomingMessage>;
+}
+
+/** The requests each app answers without its router, as serveDirectly registered them. */
+const directRoutes = new WeakMap<Express, DirectRoute>();
+
+/**
+ * Registers requests that the server's listener (withAppPrototypes) gives `route` instead of the
+ * app's router: the contract's, which the pipeline answers whole (pipeline.ts). express's router
+ * costs a request that only one middleware answers about 5% of its CPU (docs/performance-log.md),
+ * and on these paths it adds nothing: the pipeline is its first middleware and never calls the
+ * next. `route` gets the request and response with the app's prototypes (express's getters, such
+ * as `req.path`), but not what express's app sets on each one it runs (`req.res`, `res.locals`),
+ * which only its response helpers (`res.json`) read; the pipeline writes with Node's own. The app
+ * itself is unchanged: mounted elsewhere, or handed to a test's client, it runs every request
+ * through the router as before, to the same answers (tests/http/direct-route.test.ts).
+ */
+export function serveDirectly(app: Express, route: DirectRoute): void {
+  directRoutes.set(app, route);
 }
 
 /**
@@ -32,8 +51,18 @@ export function withAppPrototypes(app: Express): PrototypedApp {
     request: { value: AppRequest.prototype },
     response: { value: AppResponse.prototype },
   }) as { handle: http.RequestListener };
+  const direct = directRoutes.get(app);
   return {
-    listener: (req, res) => view.handle(req, res),
+    listener:
+      direct === undefined
+        ? (req, res) => view.handle(req, res)
+        : (req, res) => {
+            // Made by the classes below, whose prototypes are the app's: express's request and response.
+            const request = req as Request;
+            const response = res as Response;
+            if (direct.serves(request)) direct.answer(request, response);
+            else view.handle(req, res);
+          },
     IncomingMessage: AppRequest,
     ServerResponse: AppResponse,
   };

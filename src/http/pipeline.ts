@@ -41,11 +41,26 @@ export interface PipelineOptions {
   cors?: CorsStep | undefined;
 }
 
-/** The pipeline's three express handlers: its entry, what answers a path no endpoint serves, and the error renderer. */
+/**
+ * The pipeline's three express handlers (its entry, what answers a path no endpoint serves, and the
+ * error renderer), and the contract's requests answered without express's router (`direct`).
+ */
 export interface Pipeline {
   readonly entry: RequestHandler;
   readonly unrouted: RequestHandler;
   readonly renderThrown: ErrorRequestHandler;
+  /**
+   * For the server's listener (app-prototypes.ts): whether a request is the contract's (not an
+   * infrastructure endpoint's), and the pipeline run on it as the app would run it, entry first
+   * and anything thrown or rejected rendered by renderThrown, without the router in between.
+   */
+  readonly direct: DirectRoute;
+}
+
+/** Requests the pipeline answers without express's router, and how. */
+export interface DirectRoute {
+  readonly serves: (req: Request) => boolean;
+  readonly answer: (req: Request, res: Response) => void;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -93,12 +108,13 @@ export function createPipeline(options: PipelineOptions): Pipeline {
       return next();
     }
     if (!decodable(rawPath)) throw new ApiError('invalid_request', 'The request path contains malformed percent-encoding');
-    const queryIndex = req.originalUrl.indexOf('?');
+    // The pipeline runs at the app's root, where express's originalUrl is the request's url.
+    const queryIndex = req.url.indexOf('?');
     return dispatch(
       {
         method: req.method,
         path: rawPath,
-        query: queryIndex === -1 ? '' : req.originalUrl.slice(queryIndex + 1),
+        query: queryIndex === -1 ? '' : req.url.slice(queryIndex + 1),
         headers: req.headers,
         context,
         body,
@@ -148,7 +164,27 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     sendReply(res, thrownReply(err, logger, context), context.id);
   };
 
-  return { entry, unrouted, renderThrown };
+  const direct: DirectRoute = {
+    serves: (req) => !isEndpoint(req.path),
+    answer: (req, res) => {
+      const fail = (err: unknown): void => {
+        try {
+          renderThrown(err, req, res, fail);
+        } catch (failure) {
+          logger.error({ err: failure }, 'an error reply could not be written');
+          res.destroy();
+        }
+      };
+      try {
+        const running: unknown = entry(req, res, fail);
+        if (running instanceof Promise) running.catch(fail);
+      } catch (err) {
+        fail(err);
+      }
+    },
+  };
+
+  return { entry, unrouted, renderThrown, direct };
 }
 
 /** The 413 for a body over the limit; the connection closes after it, with the rest of the body unread. */
