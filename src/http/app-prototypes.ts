@@ -18,8 +18,8 @@ const directRoutes = new WeakMap<Express, DirectRoute>();
 /**
  * Registers requests that the server's listener (withAppPrototypes) gives `route` instead of the
  * app's router: the contract's, which the pipeline answers whole (pipeline.ts). express's router
- * costs a request that only one middleware answers about 5% of its CPU (docs/performance-log.md),
- * and on these paths it adds nothing: the pipeline is its first middleware and never calls the
+ * costs every request it runs CPU and allocations (docs/performance-log.md has the figures), and on
+ * these paths it adds nothing else: the pipeline is its first middleware and never calls the
  * next. `route` gets the request and response with the app's prototypes (express's getters, such
  * as `req.path`), but not what express's app sets on each one it runs (`req.res`, `res.locals`),
  * which only its response helpers (`res.json`) read; the pipeline writes with Node's own. The app
@@ -39,7 +39,8 @@ export function serveDirectly(app: Express, route: DirectRoute): void {
  * `app` is left as it is: the listener runs express's `handle` on a view of the app whose `request`
  * and `response` are the new classes' prototypes (which inherit from the app's). This relies on
  * express 5's `app.handle` reading `this.request` and `this.response`, which is why express is pinned
- * exactly; tests/http/app-prototypes.test.ts fails if a release stops doing so.
+ * exactly; tests/http/app-prototypes.test.ts fails if a release stops doing so. A request that
+ * serveDirectly registered for the app goes to its route instead, on the same prototypes.
  */
 export function withAppPrototypes(app: Express): PrototypedApp {
   class AppRequest extends http.IncomingMessage {}
