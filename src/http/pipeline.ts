@@ -127,14 +127,8 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     const context = identify(req);
     record(req, res, context);
     if (cors === undefined) return limit(req, res, next, context);
-    cors(req, res, context, () => {
-      // What the rest throws or rejects goes to the error renderer, as it would from entry.
-      try {
-        limit(req, res, next, context)?.catch(next);
-      } catch (err) {
-        next(err);
-      }
-    });
+    // What the rest throws or rejects goes to the error renderer, as it would from entry.
+    cors(req, res, context, () => caught(() => limit(req, res, next, context), next));
   };
 
   // 3. limit
@@ -175,16 +169,21 @@ export function createPipeline(options: PipelineOptions): Pipeline {
           res.destroy();
         }
       };
-      try {
-        const running: unknown = entry(req, res, fail);
-        if (running instanceof Promise) running.catch(fail);
-      } catch (err) {
-        fail(err);
-      }
+      caught(() => entry(req, res, fail), fail);
     },
   };
 
   return { entry, unrouted, renderThrown, direct };
+}
+
+/** Runs `run`, and gives what it throws, or its promise rejects with, to `failed`. */
+function caught(run: () => unknown, failed: (err: unknown) => void): void {
+  try {
+    const running = run();
+    if (running instanceof Promise) running.catch(failed);
+  } catch (err) {
+    failed(err);
+  }
 }
 
 /** The 413 for a body over the limit; the connection closes after it, with the rest of the body unread. */
