@@ -102,3 +102,20 @@ export function instantKey(value: string): string {
 }
 
 const DOT = 0x2e;
+
+let clockMs = Number.NaN;
+let clockIso = '';
+
+/**
+ * Now, as `new Date().toISOString()` writes it: made once a millisecond and handed to every caller
+ * within it, since every keyed request reads the clock to check its key's expiry, and a turn of the
+ * event loop serves many requests in one millisecond. A clock set back is read afresh.
+ */
+export function isoNow(): string {
+  const ms = Date.now();
+  if (ms !== clockMs) {
+    clockIso = new Date(ms).toISOString();
+    clockMs = ms;
+  }
+  return clockIso;
+}

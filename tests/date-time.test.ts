@@ -1,5 +1,5 @@
 import { fullFormats } from 'ajv-formats/dist/formats';
-import { isDateTime } from '../src/date-time';
+import { isDateTime, isoNow } from '../src/date-time';
 import { dateTimeSamples } from './helpers/date-times';
 
 // The contract's date-time format is checked by isDateTime, a faster reading of ajv-formats'
@@ -31,4 +31,26 @@ test.each([
 ])('%s is a date-time: %s', (value, expected) => {
   expect(isDateTime(value)).toBe(expected);
   expect(reference(value)).toBe(expected);
+});
+
+describe('isoNow', () => {
+  afterEach(() => jest.useRealTimers());
+
+  test('is the clock read as Date#toISOString would write it, in every millisecond, and follows the clock backwards', () => {
+    jest.useFakeTimers();
+    const instants = [
+      Date.UTC(2026, 10, 28, 2, 59, 59, 998),
+      Date.UTC(2026, 10, 28, 2, 59, 59, 999),
+      Date.UTC(2026, 10, 28, 3),
+      Date.UTC(2026, 10, 28, 2, 59, 59, 999),
+    ];
+    const read: Array<[string, string]> = [];
+    for (const instant of instants) {
+      jest.setSystemTime(instant);
+      read.push([isoNow(), isoNow()]);
+    }
+
+    const written = instants.map((instant) => new Date(instant).toISOString());
+    expect(read).toEqual(written.map((iso) => [iso, iso]));
+  });
 });

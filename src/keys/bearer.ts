@@ -1,3 +1,4 @@
+import { isoNow } from '../date-time';
 import type { MaybePromise } from '../maybe-promise';
 import type { KeyMatch, KeyStore } from '../store';
 import { hashKey, parseBearer } from './keys';
@@ -35,7 +36,7 @@ export function bearerCheck(
     if (token === null) return { error: 'missing' };
     let match: MaybePromise<KeyMatch | null>;
     try {
-      match = store.findKey(hashKey(token), new Date().toISOString());
+      match = store.findKey(hashKey(token), isoNow());
     } catch (err) {
       return failed(err);
     }

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { isoNow } from '../date-time';
 import { StoreInvariantError } from './errors';
 import type { ImportRecord, ImportRecords, ListedOrder, OrderRecord, OrderSnapshot } from './types';
 import type { ListedRow, OrderRow } from './sql';
@@ -8,7 +9,7 @@ import type { ListedRow, OrderRow } from './sql';
 // guarantee's algorithm has a file of its own: ./keys.ts, ./rates.ts, ./moves.ts, ./placement.ts.
 
 /** The time every write records, as the stores write it. */
-export const timestamp = (): string => new Date().toISOString();
+export const timestamp = isoNow;
 
 /** The one mapping from a stored row to the store's order record (`complete` is 0 or 1 in SQLite, a boolean in PostgreSQL). */
 export function rowToRecord([id, petId, quantity, shipDate, complete, status]: OrderRow): OrderRecord {
