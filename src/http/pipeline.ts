@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
 import { ApiError } from '../errors';
-import type { Logger } from '../logger';
+import { requestLog, type Logger } from '../logger';
 import type { Metrics } from '../metrics';
 import type { CorsStep } from './cors';
 import type { Dispatch } from './dispatcher';
@@ -78,25 +78,22 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   };
 
   // 2. record: never the headers, so never a key.
+  const logRequest = requestLog(logger);
   const record = (req: Request, res: Response, context: RequestContext): void => {
     res.once('close', () => {
       const seconds = Number(process.hrtime.bigint() - context.started) / 1e9;
       const operation = context.handledBy ?? 'none';
       metrics.observe(operation, req.method, res.statusCode, seconds, context.version);
-      // One object of one shape for every line (pino leaves out what is undefined).
-      logger.info(
-        {
-          requestId: context.id,
-          method: req.method,
-          path: req.path,
-          apiVersion: context.version,
-          operationId: operation,
-          status: res.statusCode,
-          durationMs: Math.round(seconds * 1e6) / 1e3,
-          aborted: res.writableFinished ? undefined : true,
-        },
-        'request',
-      );
+      logRequest({
+        requestId: context.id,
+        method: req.method,
+        path: req.path,
+        apiVersion: context.version,
+        operationId: operation,
+        status: res.statusCode,
+        durationMs: Math.round(seconds * 1e6) / 1e3,
+        aborted: res.writableFinished ? undefined : true,
+      });
     });
   };
 
