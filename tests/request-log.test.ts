@@ -1,3 +1,4 @@
+import { tracingChannel } from 'node:diagnostics_channel';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { createLogger, requestLog, type RequestLine } from '../src/logger';
@@ -80,4 +81,25 @@ test('a logger createLogger did not make, such as a child with bindings of its o
     expect.objectContaining({ msg: 'request', status: 201 }),
   ]);
   expect(written[1]).not.toHaveProperty('service');
+});
+
+test("while something traces pino's serializer, the request line goes through it, so that the tracer sees every line", () => {
+  const out = capture();
+  const logger = createLogger('info', out.stream);
+  const log = requestLog(logger);
+  const traced: unknown[] = [];
+  const none = (): void => undefined;
+  const tracer = { start: (message: unknown) => void traced.push(message), end: none, asyncStart: none, asyncEnd: none, error: none };
+  const channel = tracingChannel('pino_asJson');
+
+  channel.subscribe(tracer);
+  try {
+    log(line());
+  } finally {
+    channel.unsubscribe(tracer);
+  }
+  log(line({ status: 304 }));
+
+  expect(traced).toHaveLength(1);
+  expect(out.written.map((text) => (JSON.parse(text) as { status: number }).status)).toEqual([200, 304]);
 });
