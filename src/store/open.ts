@@ -19,7 +19,11 @@ const OPENERS: Readonly<Record<StoreKind, (location: string, config: Config, log
       logger,
     }),
   sqlite: async (location, config) =>
-    (await import('./sqlite/store')).openSqliteStore(sqliteFile(location), { busyTimeoutMs: config.busyTimeoutMs }),
+    (await import('./sqlite/store')).openSqliteStore(sqliteFile(location), {
+      busyTimeoutMs: config.busyTimeoutMs,
+      // Every list that may run at once keeps its reader connection for the next.
+      readers: config.admission.limit,
+    }),
 };
 
 /**

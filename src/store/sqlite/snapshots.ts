@@ -15,20 +15,40 @@ interface Reader {
   commit: Database.Statement;
 }
 
+/** Idle readers kept however long they wait: a server's occasional lists never open one. */
+export const KEPT_IDLE = 4;
+
+/** How long an idle reader past the first KEPT_IDLE is kept before it is closed. */
+export const IDLE_CLOSE_MS = 10_000;
+
 /**
  * Read-only connections for list snapshots. A snapshot holds its connection for as long as it
  * streams, so it never blocks the writer connection (WAL lets readers and a writer overlap);
- * idle connections are kept for reuse, up to `maxIdle`.
+ * idle connections are kept for reuse, up to `maxIdle` (see the constructor).
  */
 export class ReaderPool {
-  private readonly idle: Reader[] = [];
+  /** Idle readers, the one used last at the end: the next snapshot takes it, so those at the front are the ones left over. */
+  private readonly idle: { reader: Reader; since: number }[] = [];
   private closed = false;
+  private sweep: NodeJS.Timeout | undefined;
 
+  /**
+   * `maxIdle`: the most idle readers kept for the next snapshots, as many as may be read at once
+   * (a server's admission limit), so that lists running side by side reuse their connections
+   * instead of opening and closing one each. Opening one costs more than reading a page of a
+   * thousand orders (docs/performance-log.md). Past the first KEPT_IDLE, a reader idle for
+   * IDLE_CLOSE_MS is closed.
+   */
   constructor(
     private readonly file: string,
     private readonly busyTimeoutMs: number,
-    private readonly maxIdle = 4,
+    private readonly maxIdle = KEPT_IDLE,
   ) {}
+
+  /** How many idle readers are kept now. */
+  get idleCount(): number {
+    return this.idle.length;
+  }
 
   /**
    * Opens a snapshot: one read transaction on a connection of its own, so the ETag and every page
@@ -91,13 +111,14 @@ export class ReaderPool {
   /** Closes idle connections now, and busy ones as their snapshots finish. */
   close(): void {
     this.closed = true;
-    for (const reader of this.idle.splice(0)) reader.db.close();
+    clearTimeout(this.sweep);
+    for (const { reader } of this.idle.splice(0)) reader.db.close();
   }
 
   private acquire(): Reader {
     if (this.closed) throw storeClosed();
     const reused = this.idle.pop();
-    if (reused) return reused;
+    if (reused) return reused.reader;
     const db = new Database(this.file, { readonly: true, fileMustExist: true, timeout: this.busyTimeoutMs });
     // A snapshot reads each page once, in order: a small page cache is enough.
     db.pragma('cache_size = -4000');
@@ -113,8 +134,32 @@ export class ReaderPool {
   }
 
   private release(reader: Reader): void {
-    if (this.closed || this.idle.length >= this.maxIdle) reader.db.close();
-    else this.idle.push(reader);
+    if (this.closed || this.idle.length >= this.maxIdle) {
+      reader.db.close();
+      return;
+    }
+    this.idle.push({ reader, since: performance.now() });
+    if (this.idle.length > KEPT_IDLE && this.sweep === undefined) this.sweepIn(IDLE_CLOSE_MS);
+  }
+
+  /** Closes, IDLE_CLOSE_MS after they were last used, the idle readers past the first KEPT_IDLE. */
+  private sweepIn(ms: number): void {
+    this.sweep = setTimeout(() => {
+      this.sweep = undefined;
+      const now = performance.now();
+      while (this.idle.length > KEPT_IDLE) {
+        const oldest = this.idle[0]!;
+        const left = oldest.since + IDLE_CLOSE_MS - now;
+        if (left > 0) {
+          this.sweepIn(left);
+          return;
+        }
+        this.idle.shift();
+        oldest.reader.db.close();
+      }
+    }, ms);
+    // An idle pool never keeps the process alive.
+    this.sweep.unref();
   }
 
   private discard(reader: Reader): void {

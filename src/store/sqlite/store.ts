@@ -40,6 +40,11 @@ import { withoutBusyWait, Writer } from './writer';
 export interface SqliteStoreOptions {
   /** How long a write waits for another writer's lock before the store reports itself unavailable. */
   busyTimeoutMs?: number;
+  /**
+   * The most list snapshots read at once that keep their connections for the next ones: a
+   * server's admission limit (default 4). See ReaderPool.
+   */
+  readers?: number;
 }
 
 /** The per-connection settings every writer connection runs with. */
@@ -65,7 +70,7 @@ export function openSqliteStore(file: string, options: SqliteStoreOptions = {}):
     db.close();
     throw err;
   }
-  return new SqliteStore(new Writer(db, file), new ReaderPool(file, busyTimeoutMs), () => {
+  return new SqliteStore(new Writer(db, file), new ReaderPool(file, busyTimeoutMs, options.readers), () => {
     const importer = new Database(file, { timeout: busyTimeoutMs });
     configureConnection(importer);
     return importer;
