@@ -148,7 +148,14 @@ export async function sendJsonArray<T>(res: ServerResponse, source: ChunkSource<
       if (gone) break;
       const chunk = await source.read(chunkItems);
       if (gone || chunk.length === 0) break;
-      await write(out, res, joined(chunk.map(writeItem), empty ? '' : ',', ''));
+      // The last chunk, when the source knows it is, ends the array in the same write.
+      const last = source.exhausted?.() === true;
+      const text = joined(chunk.map(writeItem), empty ? '' : ',', last ? ']' : '');
+      if (last) {
+        out.end(text);
+        return;
+      }
+      await write(out, res, text);
       empty = false;
     }
     if (gone) out.destroy();

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import net from 'node:net';
 import zlib from 'node:zlib';
 import request from 'supertest';
 import { createApp } from '../../src/app';
@@ -7,6 +8,36 @@ import type { OrderSnapshot, Store } from '../../src/store';
 import { listen, readToEnd } from '../helpers/app';
 import { expectConforms } from '../helpers/contract';
 import { eachStore, order, storeKinds, withOverrides } from '../helpers/stores';
+
+/**
+ * The chunks of a chunked response's body as they were framed on the wire, the empty last one
+ * included, read from a socket of its own.
+ */
+function rawChunks(url: string, path: string, headers: Record<string, string>): Promise<string[]> {
+  const { port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(port), '127.0.0.1');
+    let raw = '';
+    const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+    socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${lines.join('')}Connection: close\r\n\r\n`);
+    socket.setEncoding('latin1');
+    socket.on('data', (data: string) => (raw += data));
+    socket.on('error', reject);
+    socket.on('end', () => {
+      const head = raw.indexOf('\r\n\r\n');
+      if (!/^transfer-encoding: chunked$/im.test(raw.slice(0, head))) return reject(new Error(`not chunked: ${raw.slice(0, head)}`));
+      const chunks: string[] = [];
+      let rest = raw.slice(head + 4);
+      for (;;) {
+        const lineEnd = rest.indexOf('\r\n');
+        const size = parseInt(rest.slice(0, lineEnd), 16);
+        chunks.push(rest.slice(lineEnd + 2, lineEnd + 2 + size));
+        if (size === 0) return resolve(chunks);
+        rest = rest.slice(lineEnd + 2 + size + 2);
+      }
+    });
+  });
+}
 
 eachStore((s) => {
   const many = (count: number, from = 1) => Array.from({ length: count }, (_, i) => order({ id: from + i, petId: i }));
@@ -62,6 +93,22 @@ eachStore((s) => {
       expect(res.headers['transfer-encoding']).toBeUndefined();
       expect(res.headers['content-length']).toBe(String(Buffer.byteLength(res.text)));
       expect(res.body.map((o: { id: number }) => o.id)).toEqual([1, 2, 3, 4]);
+    });
+
+    test('the last chunk closes the array in the same write, not in one of its own', async () => {
+      await s.store.importOrders(many(5));
+      const server = await listen({ store: s.store, listChunkItems: 4 });
+      try {
+        const chunks = await rawChunks(server.url, '/v1/store/orders', s.auth);
+
+        // The four of the first chunk, then the fifth with the array's end, then the end of the body.
+        expect(chunks).toHaveLength(3);
+        expect(JSON.parse(chunks.join('')).map((o: { id: number }) => o.id)).toEqual([1, 2, 3, 4, 5]);
+        expect(chunks[1]).toMatch(/^,\{"id":5,.*\}\]$/);
+        expect(chunks[2]).toBe('');
+      } finally {
+        await server.close();
+      }
     });
 
     test.each([

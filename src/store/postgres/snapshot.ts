@@ -53,7 +53,8 @@ export function openSnapshot(pool: pg.Pool, SQL: StoreSql, prefetch: number): Pr
           if (pending.length < max && !done) {
             try {
               const more = await open.read(max - pending.length);
-              if (more.length === 0) await finish();
+              // A cursor gives fewer rows than asked for only at the list's end.
+              if (more.length < max - pending.length) await finish();
               pending = pending.concat(more);
             } catch (err) {
               await finish(err);
@@ -64,6 +65,7 @@ export function openSnapshot(pool: pg.Pool, SQL: StoreSql, prefetch: number): Pr
           pending = pending.slice(max);
           return chunk.map(rowToListed);
         },
+        exhausted: () => done && pending.length === 0,
         close: () => finish(),
       };
     } catch (err) {

@@ -104,6 +104,8 @@ export class ReaderPool {
         }
         return rows.map(rowToListed);
       },
+      // A read that found fewer orders than it asked for has read the last of them.
+      exhausted: () => done && pending.length === 0,
       close: async () => finish(),
     };
   }
