@@ -158,7 +158,16 @@ const CLOCK_TICKS = 100;
  * collector's, libuv's, any worker's).
  */
 export function mainThreadCpuMs(pid: number): number {
-  const stat = fs.readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+  return cpuMsOf(`/proc/${pid}/task/${pid}/stat`);
+}
+
+/** The CPU time, in milliseconds, that a process has used with all its threads, from /proc/<pid>/stat. */
+export function processCpuMs(pid: number): number {
+  return cpuMsOf(`/proc/${pid}/stat`);
+}
+
+function cpuMsOf(statFile: string): number {
+  const stat = fs.readFileSync(statFile, 'utf8');
   // The fields after the command's name, which is in parentheses and may hold spaces: utime and
   // stime are the 14th and 15th of the line, so the 12th and 13th of these.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');

@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { mainThreadCpuMs, quantile, startServer, type Server } from './measure';
+import { mainThreadCpuMs, processCpuMs, quantile, startServer, type Server } from './measure';
 import { postgresProblem, withScratchDatabases } from './postgres';
 
 export interface WebhookBenchContext {
@@ -38,7 +38,7 @@ const COST_PAIRS = 6;
 const COST_WINDOW_SECONDS = 2;
 
 /** The cost's receivers, in a process of their own (./receivers.ts): their URLs, fast ones first. */
-async function receiverProcess(fast: number, slow: number): Promise<{ urls: string[]; stop: () => Promise<void> }> {
+async function receiverProcess(fast: number, slow: number): Promise<{ urls: string[]; pid: number; stop: () => Promise<void> }> {
   const child = spawn(process.execPath, [path.join(__dirname, 'receivers.js'), String(fast), String(slow)], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -50,8 +50,10 @@ async function receiverProcess(fast: number, slow: number): Promise<{ urls: stri
     });
     child.once('exit', (code) => reject(new Error(`the receivers exited with ${code}`)));
   });
+  if (child.pid === undefined) throw new Error('the receivers have no process');
   return {
     urls,
+    pid: child.pid,
     stop: () =>
       new Promise<void>((resolve) => {
         child.once('exit', () => resolve());
@@ -194,6 +196,13 @@ export async function webhookRuns(ctx: WebhookBenchContext): Promise<string[]> {
     const rates = { without: [] as number[], with: [] as number[] };
     /** The server's event loop's CPU per API request in each window, in µs: the steadier figure on a noisy host. */
     const loopCpu = { without: [] as number[], with: [] as number[] };
+    /**
+     * CPU time a second, in ms, in each window: of the server's other threads (delivery's own, the
+     * garbage collector's, libuv's) and of the receivers' process. On a host of few cores, what
+     * delivering takes from the API is taken there.
+     */
+    const otherCpu = { without: [] as number[], with: [] as number[] };
+    const receiverCpu = { without: [] as number[], with: [] as number[] };
     for (let round = 0; round < ctx.rounds; round += 1) {
       const receivers = await receiverProcess(FAST_ENDPOINTS, SLOW_ENDPOINTS);
       const servers: Partial<Record<'without' | 'with', { server: Server; key: string; id: number }>> = {};
@@ -210,6 +219,8 @@ export async function webhookRuns(ctx: WebhookBenchContext): Promise<string[]> {
           const pid = server.child.pid;
           if (pid === undefined) throw new Error(`the ${mode} server has no process`);
           const cpuBefore = mainThreadCpuMs(pid);
+          const processBefore = processCpuMs(pid);
+          const receiversBefore = processCpuMs(receivers.pid);
           let placing = true;
           const placer = (async () => {
             for (let n = 1; placing; n += 1) {
@@ -226,13 +237,16 @@ export async function webhookRuns(ctx: WebhookBenchContext): Promise<string[]> {
           placing = false;
           await placer;
           if (result.non2xx > 0) throw new Error(`getOrderById answered ${result.non2xx} non-2xx`);
-          loopCpu[mode].push(((mainThreadCpuMs(pid) - cpuBefore) * 1000) / result.requests.total);
+          const loop = mainThreadCpuMs(pid) - cpuBefore;
+          loopCpu[mode].push((loop * 1000) / result.requests.total);
+          otherCpu[mode].push((processCpuMs(pid) - processBefore - loop) / seconds);
+          receiverCpu[mode].push((processCpuMs(receivers.pid) - receiversBefore) / seconds);
           return result.requests.total / seconds;
         };
         // Both warmed up first, then the pairs, in alternating order.
         await window('without', 1);
         await window('with', 1);
-        for (const mode of ['without', 'with'] as const) loopCpu[mode].splice(-1);
+        for (const mode of ['without', 'with'] as const) for (const cpu of [loopCpu, otherCpu, receiverCpu]) cpu[mode].splice(-1);
         const pairs: number[] = [];
         for (let pair = 0; pair < COST_PAIRS; pair += 1) {
           const order = pair % 2 === 0 ? (['without', 'with'] as const) : (['with', 'without'] as const);
@@ -254,7 +268,7 @@ export async function webhookRuns(ctx: WebhookBenchContext): Promise<string[]> {
     }
     const median = (values: number[]) => quantile(values, 0.5);
     costLines.push(
-      `| ${perSecond} (${perSecond * (FAST_ENDPOINTS + SLOW_ENDPOINTS)} deliveries/s) | ${median(rates.without).toFixed(0)} | ${median(rates.with).toFixed(0)} | ${(median(ratios) * 100).toFixed(1)}% (rounds ${ratios.map((one) => `${(one * 100).toFixed(1)}%`).join(', ')}) | ${median(loopCpu.without).toFixed(0)} / ${median(loopCpu.with).toFixed(0)} µs |`,
+      `| ${perSecond} (${perSecond * (FAST_ENDPOINTS + SLOW_ENDPOINTS)} deliveries/s) | ${median(rates.without).toFixed(0)} | ${median(rates.with).toFixed(0)} | ${(median(ratios) * 100).toFixed(1)}% (rounds ${ratios.map((one) => `${(one * 100).toFixed(1)}%`).join(', ')}) | ${median(loopCpu.without).toFixed(0)} / ${median(loopCpu.with).toFixed(0)} µs | ${median(otherCpu.without).toFixed(0)} / ${median(otherCpu.with).toFixed(0)} ms | ${median(receiverCpu.with).toFixed(0)} ms |`,
     );
   }
   return [
@@ -266,10 +280,10 @@ export async function webhookRuns(ctx: WebhookBenchContext): Promise<string[]> {
     '|---|---|---:|---:|---:|---:|',
     ...lagRows,
     '',
-    `Cost: getOrderById (c=32, requests/s) while orders are placed at a steady rate, on a server with no endpoint and on one with ${FAST_ENDPOINTS + SLOW_ENDPOINTS} (${SLOW_ENDPOINTS} never answering, each attempt waiting out its 15 s; the receivers in a process of their own), SQLite. The two run side by side and take turns in windows of ${COST_WINDOW_SECONDS} s, ${COST_PAIRS} pairs a round, in alternating order; with / without is the median over ${ctx.rounds} rounds of fresh servers of each round's median pair (target: ≥ 97%). The event loop's CPU per API request is the server's main thread's CPU time in a window (Linux's /proc) over the API requests it answered, every window's median: what delivery costs the loop that answers the API, steadier than the rates on a noisy host:`,
+    `Cost: getOrderById (c=32, requests/s) while orders are placed at a steady rate, on a server with no endpoint and on one with ${FAST_ENDPOINTS + SLOW_ENDPOINTS} (${SLOW_ENDPOINTS} never answering, each attempt waiting out its 15 s; the receivers in a process of their own), SQLite. The two run side by side and take turns in windows of ${COST_WINDOW_SECONDS} s, ${COST_PAIRS} pairs a round, in alternating order; with / without is the median over ${ctx.rounds} rounds of fresh servers of each round's median pair (target: ≥ 97%). The event loop's CPU per API request is the server's main thread's CPU time in a window (Linux's /proc) over the API requests it answered, every window's median: what delivery costs the loop that answers the API, steadier than the rates on a noisy host. Beside it, the CPU time a second (median window) of the server's other threads (delivery's own among them) and of the receivers' process: what delivering takes from the cores the load and the API share:`,
     '',
-    '| orders placed a second | without endpoints (median window) | with 10 (median window) | with / without | event loop CPU per API request, without / with (median window) |',
-    '|---|---:|---:|---:|---:|',
+    "| orders placed a second | without endpoints (median window) | with 10 (median window) | with / without | event loop CPU per API request, without / with (median window) | other threads' CPU a second, without / with | receivers' CPU a second |",
+    '|---|---:|---:|---:|---:|---:|---:|',
     ...costLines,
   ];
 }
