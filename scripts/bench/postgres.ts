@@ -88,9 +88,10 @@ export async function withScratchDatabases<T>(fn: (create: (template?: string) =
 export async function postgresRuns(ctx: Context): Promise<string[]> {
   const problem = await postgresProblem();
   if (problem !== null) return [`PostgreSQL rows skipped: ${problem}.`];
+  /** Fills a store with `count` orders, as the rows' names say: `count - 1` imported and the one placement the replay rows replay. */
   const fill = async (url: string, count: number): Promise<void> => {
     const store = await openPostgresStore(url);
-    await store.importOrders(ctx.orders(count));
+    await store.importOrders(ctx.orders(count - 1));
     await store.createKey('bench', hashKey(ctx.key), { scopes: BENCH_SCOPES });
     await store.createKey('bench-limited', hashKey(ctx.limitedKey), { scopes: DEFAULT_SCOPES, policies: ctx.limitedPolicy });
     await placeReplayed(store, 'bench');

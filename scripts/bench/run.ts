@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { DEFAULT_LIST_CHUNK_ITEMS } from '../../src/config';
 import { DEFAULT_SCOPES, generateKey, hashKey } from '../../src/keys';
 import type { Policy } from '../../src/rate-policy';
 import { openPostgresStore, openSqliteStore, type ImportRecord } from '../../src/store';
@@ -53,10 +54,14 @@ function* orders(count: number, from = 1): Generator<ImportRecord> {
   }
 }
 
+/**
+ * A SQLite store of `count` orders, as its rows' names say: `count - 1` imported, and the one placed
+ * with the Idempotency-Key that the replay rows replay. The bench's keys are on it.
+ */
 async function template(name: string, count: number): Promise<string> {
   const file = path.join(work, `${name}.db`);
   const store = openSqliteStore(file);
-  await store.importOrders(orders(count));
+  await store.importOrders(orders(count - 1));
   await store.createKey('bench', hashKey(key), { scopes: BENCH_SCOPES });
   await store.createKey('bench-limited', hashKey(limitedKey), { scopes: DEFAULT_SCOPES, policies: NEVER_SPENT });
   await placeReplayed(store, 'bench');
@@ -123,12 +128,23 @@ async function main(): Promise<void> {
     return;
   }
   const small = await template('list-1k', 1000);
+  // One order past a list's first chunk (a list of 1,000 goes out whole): the shortest list that is streamed.
+  const pastChunk = await template('list-1k-and-1', DEFAULT_LIST_CHUNK_ITEMS + 1);
   const medium = await template('list-10k', 10_000);
   const pending = await template('pending', 300_000);
   const scenarios: Scenario[] = [
     {
       name: 'listOrders, 1,000 orders (c=32)',
       db: small,
+      method: 'GET',
+      path: '/v1/store/orders',
+      headers: auth,
+      connections: 32,
+      expect: 200,
+    },
+    {
+      name: `listOrders, ${(DEFAULT_LIST_CHUNK_ITEMS + 1).toLocaleString('en')} orders: one past a chunk, streamed (c=32)`,
+      db: pastChunk,
       method: 'GET',
       path: '/v1/store/orders',
       headers: auth,
