@@ -109,9 +109,26 @@ export abstract class StoreFeed implements EventLog {
   /** Starts watching other processes' commits, calling `changed` on each; answers how to stop. */
   protected abstract watchOutside(changed: () => void): () => void;
 
+  /**
+   * Takes every commit the outside watch could see now as seen, so that it does not call `changed`
+   * for them. Nothing to do where each commit signals once by itself.
+   */
+  protected seenOutside(): void {}
+
   /** This process committed these events. */
   committed(counts: EventCounts): void {
     for (const listener of this.written) listener(counts);
+    this.toldOfCommit();
+  }
+
+  /**
+   * Events were committed, and this process knows at once: it made the commit, or another process
+   * that shares the store said so (the server tells its delivery thread). What the outside watch
+   * can see now is taken as seen, so that the same commit does not wake the watchers a second
+   * time; then they are woken.
+   */
+  toldOfCommit(): void {
+    if (this.stopOutside !== undefined) this.seenOutside();
     this.changed();
   }
 

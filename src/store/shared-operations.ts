@@ -273,6 +273,9 @@ export abstract class SharedStore implements SharedOperations, EventLog {
   watchEvents(listener: () => void): () => void {
     return this.feed.watchEvents(listener);
   }
+  toldOfCommit(): void {
+    this.feed.toldOfCommit();
+  }
   onEventsWritten(listener: (counts: EventCounts) => void): () => void {
     return this.feed.onEventsWritten(listener);
   }

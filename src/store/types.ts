@@ -474,6 +474,11 @@ export interface WebhookStore {
 export interface Store extends OrderReads, OrderMoves, Placements, OrderImport, EventLog, KeyStore, RateCounter, StoreHealth {
   /** Webhook endpoints, their leases, retries and delivery log (./webhooks.ts). */
   readonly webhooks: WebhookStore;
+  /**
+   * Another process that shares the store says it committed events: wakes this process's watchers
+   * (watchEvents) now, and spares them a second wake for the same commit from the store's own watch.
+   */
+  toldOfCommit(): void;
 }
 
 /**

@@ -189,7 +189,6 @@ async function runThread(port: MessagePort, data: ThreadData): Promise<void> {
   /** What is running, once it is: a stop may come at any moment of the start. */
   const running: { store?: Store; delivery?: Delivery } = {};
   let stopping = false;
-  const nudges = new Set<() => void>();
 
   // Metrics gathered for a report.
   let attempts: AttemptOutcome[] = [];
@@ -222,26 +221,14 @@ async function runThread(port: MessagePort, data: ThreadData): Promise<void> {
   };
   port.on('message', (message: ToThread) => {
     if (message.kind === 'stop') void stop();
-    else for (const nudge of [...nudges]) nudge();
+    // The server committed events: its delivery is woken once, not again by the store's own watch.
+    else running.store?.toldOfCommit();
   });
 
   const opened = await openStore(data.config, logger);
   running.store = opened;
-  // The store's own watch hears other processes' commits; the server's come as messages.
-  const log: EventLog = {
-    readEvents: (after, limit) => opened.readEvents(after, limit),
-    latestEventPosition: () => opened.latestEventPosition(),
-    onEventsWritten: (listener) => opened.onEventsWritten(listener),
-    pruneEvents: (before) => opened.pruneEvents(before),
-    watchEvents(listener) {
-      nudges.add(listener);
-      const unwatch = opened.watchEvents(listener);
-      return () => {
-        nudges.delete(listener);
-        unwatch();
-      };
-    },
-  };
+  // The store's own watch hears other processes' commits; the server's come as messages (above).
+  const log: EventLog = opened;
   const check = await webhookBodyCheck(loadDocument(specPath('v3')), 'v3');
   if (stopping) return;
   logger.info({ threadId }, 'webhook delivery started in its own thread');

@@ -22,6 +22,8 @@ export class SqliteFeed extends StoreFeed {
   private readonly pruneBatch: { immediate(before: string): number };
   /** One read of the feed, the prune's mark and the events of the same moment. */
   private readonly readPage: (after: EventPosition | 'oldest', limit: number) => EventPage;
+  /** The feed's head as the poll last saw it, or as a commit this process was told of showed it. */
+  private polledHead: string | undefined;
 
   constructor(private readonly writer: Writer) {
     super();
@@ -56,18 +58,27 @@ export class SqliteFeed extends StoreFeed {
 
   protected watchOutside(changed: () => void): () => void {
     const { head } = this.statements;
-    let last = head.get();
+    this.polledHead = head.get();
     const poll = setInterval(() => {
       try {
         const now = this.writer.guard(() => head.get());
-        if (now !== last) changed();
-        last = now;
+        if (now === this.polledHead) return;
+        this.polledHead = now;
+        changed();
       } catch {
         // A store that cannot be read now is read again at the next poll; its readers see the error.
       }
     }, EVENT_POLL_MS);
     poll.unref();
     return () => clearInterval(poll);
+  }
+
+  protected override seenOutside(): void {
+    try {
+      this.polledHead = this.writer.guard(() => this.statements.head.get());
+    } catch {
+      // The poll reads it again, and wakes the watchers once more at worst.
+    }
   }
 
   readEvents(after: EventPosition | 'oldest', limit: number): EventPage {
