@@ -227,13 +227,12 @@ async function runThread(port: MessagePort, data: ThreadData): Promise<void> {
 
   const opened = await openStore(data.config, logger);
   running.store = opened;
-  // The store's own watch hears other processes' commits; the server's come as messages (above).
-  const log: EventLog = opened;
   const check = await webhookBodyCheck(loadDocument(specPath('v3')), 'v3');
   if (stopping) return;
   logger.info({ threadId }, 'webhook delivery started in its own thread');
   running.delivery = startDelivery({
-    log,
+    // The store's own watch hears other processes' commits; the server's come as messages (above).
+    log: opened,
     webhooks: opened.webhooks,
     logger,
     rules: data.webhooks,

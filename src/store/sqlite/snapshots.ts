@@ -149,8 +149,9 @@ export class ReaderPool {
     this.sweep = setTimeout(() => {
       this.sweep = undefined;
       const now = performance.now();
-      while (this.idle.length > KEPT_IDLE) {
-        const oldest = this.idle[0]!;
+      // Oldest first: each closed reader leaves the front, until only KEPT_IDLE are left.
+      for (const oldest of [...this.idle]) {
+        if (this.idle.length <= KEPT_IDLE) return;
         const left = oldest.since + IDLE_CLOSE_MS - now;
         if (left > 0) {
           this.sweepIn(left);

@@ -42,7 +42,7 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
   /**
    * The most list snapshots read at once that keep their connections for the next ones: a
-   * server's admission limit (default 4). See ReaderPool.
+   * server's admission limit (default KEPT_IDLE). See ReaderPool, in ./snapshots.ts.
    */
   readers?: number;
 }
