@@ -110,7 +110,9 @@ export async function createApp(deps: AppDeps): Promise<express.Express> {
   // A path under no version's prefix is v1's to answer (its 404): v1's base address is the oldest promise.
   const fallback = dispatchers.get('/v1/');
   if (fallback === undefined) throw new Error('v1 is not served');
-  const dispatch: Dispatch = (request, res) => (dispatchers.get(prefixOf(request.path)) ?? fallback)(request, res);
+  // Each request's reads may share a read transaction with the others this turn answers (Store.readTogether).
+  const dispatch: Dispatch = (request, res) =>
+    deps.store.readTogether(() => (dispatchers.get(prefixOf(request.path)) ?? fallback)(request, res));
   const pipeline = createPipeline({
     logger,
     metrics,

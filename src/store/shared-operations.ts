@@ -276,6 +276,10 @@ export abstract class SharedStore implements SharedOperations, EventLog {
   toldOfCommit(): void {
     this.feed.toldOfCommit();
   }
+  /** Runs `run`: a store whose reads gain nothing from sharing a turn's transaction (PostgreSQL batches them instead). */
+  readTogether<T>(run: () => T): T {
+    return run();
+  }
   onEventsWritten(listener: (counts: EventCounts) => void): () => void {
     return this.feed.onEventsWritten(listener);
   }

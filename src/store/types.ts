@@ -479,6 +479,13 @@ export interface Store extends OrderReads, OrderMoves, Placements, OrderImport, 
    * (watchEvents) now, and spares them a second wake for the same commit from the store's own watch.
    */
   toldOfCommit(): void;
+  /**
+   * Runs `run`, a request's dispatch, whose reads may share one read transaction with the other
+   * requests the same turn of the event loop answers: the store as it stood at the turn's first read,
+   * made after every one of them had arrived. Ended at the end of the turn, and before anything the
+   * process writes. A store that gains nothing from it just runs `run`.
+   */
+  readTogether<T>(run: () => T): T;
 }
 
 /**

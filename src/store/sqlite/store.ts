@@ -130,7 +130,7 @@ class SqliteStore extends SharedStore implements Store {
     const { db } = writer;
     const connection = (this.connection = sqliteConnection(db));
     this.feed = new SqliteFeed(writer);
-    this.read = queryableThrough(connection, (operation) => writer.guard(operation));
+    this.read = queryableThrough(connection, (operation) => writer.read(operation));
     // Webhook delivery's bookkeeping (its log, cursors, retries and failures): the writes of one
     // turn of the event loop in one unsynced transaction, however many endpoints wrote; each keeps
     // its own outcome. A power cut may lose the last of them, and at least once still holds: a
@@ -216,27 +216,27 @@ class SqliteStore extends SharedStore implements Store {
   }
 
   override findKey(keyHash: string, at: string): KeyMatch | null {
-    // Every keyed request asks: its steps run under one guard, on the connection itself.
-    return this.writer.guard(() => drive(findKeySteps(keyHash, at), this.connection));
+    // Every keyed request asks: its steps run as one read, on the connection itself.
+    return this.writer.read(() => drive(findKeySteps(keyHash, at), this.connection));
   }
 
   async snapshotOrders(prefetch = 1000): Promise<OrderSnapshot> {
     // Most lists fit in one page: read it, with its ETag, in one read transaction on this
     // connection, and take a reader connection only for a list longer than that, which reads on
     // after that page when nothing changed the list in between.
-    const first = this.writer.guard(() => this.firstPage(prefetch + 1));
+    const first = this.writer.read(() => this.firstPage(prefetch + 1));
     return prefetched(first.etag, first.rows, prefetch) ?? this.readers.open(first);
   }
 
   getOrder(id: number): OrderRecord | undefined {
-    return this.writer.guard(() => {
+    return this.writer.read(() => {
       const row = this.statements.order.get(id);
       return row === undefined ? undefined : rowToRecord(row);
     });
   }
 
   async pageOrders(request: PageRequest): Promise<OrderRecord[]> {
-    return this.writer.guard(() => {
+    return this.writer.read(() => {
       const { text, values } = SQL.page(request);
       let statement = this.pages.get(text);
       if (statement === undefined) {
@@ -250,7 +250,7 @@ class SqliteStore extends SharedStore implements Store {
   cancelOrder(id: number): CancelOutcome | Promise<CancelOutcome> {
     // An order that is not pending cannot become pending again, so reading its status outside a
     // transaction answers 404 and 409 without the write lock; only a pending order goes on to the move.
-    const before = this.writer.guard(() => this.statements.status.get(id)?.status);
+    const before = this.writer.read(() => this.statements.status.get(id)?.status);
     if (before !== 'pending') return cancelOutcome({ moved: false, status: before ?? null });
     return this.moves.submit({ to: 'cancelled', id }).then(cancelOutcome);
   }
@@ -286,6 +286,7 @@ class SqliteStore extends SharedStore implements Store {
     try {
       const imported = await importThroughStaging(importer, records, now());
       this.writer.succeeded();
+      this.writer.endReads();
       if (imported > 0) this.feed.committed({ 'order.created': imported });
       return imported;
     } catch (err) {
@@ -313,7 +314,17 @@ class SqliteStore extends SharedStore implements Store {
     return this.counter.count(keyName, quotas);
   }
 
+  override readTogether<T>(run: () => T): T {
+    return this.writer.readTogether(run);
+  }
+
+  override toldOfCommit(): void {
+    this.writer.endReads();
+    super.toldOfCommit();
+  }
+
   async close(): Promise<void> {
+    this.writer.endReads();
     this.feed.stopWatching();
     this.readers.close();
     this.counter.close();

@@ -37,7 +37,16 @@ export class UnsyncedBatches<In, Out> {
    */
   private runBatch(inputs: readonly In[], since: number): Promise<Out[]> {
     const { runAll } = this.opened ?? this.open();
-    return retryWhileBusy(() => this.writer.guard(() => runAll(inputs)), since, this.writer.busyTimeoutMs);
+    return retryWhileBusy(
+      () => {
+        const outcomes = this.writer.guard(() => runAll(inputs));
+        // Committed: a read of the writer's that follows sees it, though the turn's reads began before.
+        this.writer.endReads();
+        return outcomes;
+      },
+      since,
+      this.writer.busyTimeoutMs,
+    );
   }
 
   private open(): NonNullable<UnsyncedBatches<In, Out>['opened']> {

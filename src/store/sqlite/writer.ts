@@ -4,6 +4,7 @@ import type Database from 'better-sqlite3';
 import { StoreBusyError, StoreUnavailableError } from '../errors';
 import { errorMessage } from '../../thrown';
 import { guard, storeClosed } from './dialect';
+import { TurnReads } from './turn-reads';
 
 /** The longest pause (ms) between two attempts at the write lock while another connection holds it. */
 const MAX_LOCK_PAUSE_MS = 16;
@@ -15,7 +16,8 @@ const MIN_FREE_BYTES = 256 * 1024;
  * The SQLite store's one writer connection, and how every write runs on it: only on the file that
  * was opened, never sleeping in the thread while another connection holds the write lock, and
  * remembered when it fails until a write succeeds again, so that readiness reports a store that
- * cannot write.
+ * cannot write. The reads of one turn's requests share a read transaction on it (./turn-reads.ts),
+ * which every write ends first.
  */
 export class Writer {
   /** The last write that failed because the store was unavailable, until a write succeeds again. */
@@ -23,6 +25,8 @@ export class Writer {
   /** How long a write waits for another connection's lock (the connection's busy timeout). */
   readonly busyTimeoutMs: number;
   private readonly file: DatabaseFile;
+  /** The read transaction that the reads of one turn's requests share. */
+  private readonly turn: TurnReads;
 
   constructor(
     readonly db: Database.Database,
@@ -30,6 +34,7 @@ export class Writer {
   ) {
     this.busyTimeoutMs = Number(db.pragma('busy_timeout', { simple: true }));
     this.file = new DatabaseFile(file);
+    this.turn = new TurnReads(db);
   }
 
   /** Whether a write has failed since the last that succeeded. */
@@ -46,8 +51,25 @@ export class Writer {
     return guard(operation);
   }
 
+  /** Runs a read, in the turn's read transaction where there is one (TurnReads). */
+  read<T>(operation: () => T): T {
+    return this.guard(() => this.turn.read(operation));
+  }
+
+  /** Runs `run` as a request's dispatch: its reads may share the turn's read transaction (TurnReads). */
+  readTogether<T>(run: () => T): T {
+    return this.turn.together(run);
+  }
+
+  /** Ends the turn's read transaction: this process committed on another connection, or heard of a commit. */
+  endReads(): void {
+    this.turn.end();
+  }
+
   /** Runs a write on the opened file, remembering a failure until a later write succeeds. */
   write<T>(operation: () => T, { retried = false } = {}): T {
+    // Never in an older snapshot: a write there could not commit (SQLITE_BUSY_SNAPSHOT).
+    this.turn.end();
     try {
       const result = this.guard(() => {
         this.file.check();

@@ -1,0 +1,135 @@
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { openSqliteStore, type Store } from '../../../src/store';
+import { order } from '../../helpers/stores';
+import { tempDir } from '../../helpers/temp-dir';
+
+const tmp = tempDir();
+afterAll(tmp.cleanup);
+
+const HASH = 'a'.repeat(64);
+const AT = '2026-11-28T10:00:00.000Z';
+
+/** After the turn of the event loop that is running now. */
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * A store with order 1 and key `k`, and another process's connection to its file, which commits
+ * at once: as the CLI revoking a key, or another server on the same file.
+ */
+async function opened(name: string): Promise<{ store: Store; outside: Database.Database; close: () => Promise<void> }> {
+  const file = path.join(tmp.dir, `${name}.db`);
+  const store = openSqliteStore(file);
+  await store.importOrders([order({ id: 1 })]);
+  await store.createKey('k', HASH, { scopes: ['orders:read'] });
+  const outside = new Database(file);
+  return {
+    store,
+    outside,
+    close: async () => {
+      outside.close();
+      await store.close();
+    },
+  };
+}
+
+const revokeOutside = (outside: Database.Database): void => {
+  outside.prepare('UPDATE api_keys SET revoked_at = ? WHERE name = ?').run(AT, 'k');
+};
+
+// The requests a server answers in one turn of the event loop had all arrived when the turn's
+// first read was made; so their reads share one read transaction, the store as it stood at that
+// read, and a commit made after it is theirs to miss, as it would be had it come a moment later.
+// The next turn reads afresh, and so does whatever this process writes or is told of meanwhile.
+describe("a SQLite store's reads in one turn of the event loop", () => {
+  test('share one read transaction: a key revoked meanwhile by another process is refused from the next turn', async () => {
+    const { store, outside, close } = await opened('shared');
+    try {
+      const [before, after] = store.readTogether(() => {
+        const first = store.findKey(HASH, AT);
+        revokeOutside(outside);
+        return [first, store.findKey(HASH, AT)];
+      });
+      expect(before).toMatchObject({ name: 'k', state: 'active' });
+      expect(after).toEqual(before);
+
+      await nextTurn();
+      expect(store.findKey(HASH, AT)).toMatchObject({ name: 'k', state: 'revoked' });
+    } finally {
+      await close();
+    }
+  });
+
+  test('made outside readTogether (a timer, a worker) each read the store as it is', async () => {
+    const { store, outside, close } = await opened('apart');
+    try {
+      expect(store.findKey(HASH, AT)).toMatchObject({ state: 'active' });
+      revokeOutside(outside);
+      expect(store.findKey(HASH, AT)).toMatchObject({ state: 'revoked' });
+    } finally {
+      await close();
+    }
+  });
+
+  test("end before this process writes, so that a write after another process's commit still succeeds", async () => {
+    const { store, outside, close } = await opened('write');
+    try {
+      const created = store.readTogether(() => {
+        void store.getOrder(1);
+        revokeOutside(outside);
+        return store.createKey('second', 'b'.repeat(64), { scopes: ['orders:read'] });
+      });
+      await expect(created).resolves.toBeUndefined();
+      expect(store.findKey(HASH, AT)).toMatchObject({ state: 'revoked' });
+    } finally {
+      await close();
+    }
+  });
+
+  test('end when this process is told of a commit', async () => {
+    const { store, outside, close } = await opened('told');
+    try {
+      const after = store.readTogether(() => {
+        void store.findKey(HASH, AT);
+        revokeOutside(outside);
+        store.toldOfCommit();
+        return store.findKey(HASH, AT);
+      });
+      expect(after).toMatchObject({ state: 'revoked' });
+    } finally {
+      await close();
+    }
+  });
+
+  test("end when this process's webhook bookkeeping commits, so that what it wrote is read back", async () => {
+    const { store, close } = await opened('bookkeeping');
+    try {
+      await store.webhooks.createEndpoint({
+        id: 'we_1',
+        url: 'https://hooks.example.com/we_1',
+        eventTypes: null,
+        description: null,
+        secret: `whsec_${Buffer.alloc(24, 1).toString('base64')}`,
+        createdAt: AT,
+        cursor: await store.latestEventPosition(),
+      });
+      await nextTurn();
+      // The bookkeeping's batch is queued first, and commits on its own connection before the
+      // turn's reads end; what waits on it reads the log at once.
+      const logged = store.webhooks.logAttempt('we_1', {
+        eventId: 'evt_1',
+        attempt: 1,
+        at: AT,
+        status: 204,
+        error: null,
+        durationMs: 1,
+        outcome: 'delivered',
+      });
+      void store.readTogether(() => store.getOrder(1));
+      const log = await logged.then(() => store.webhooks.attempts('we_1', undefined, 10));
+      expect(log.map(({ eventId }) => eventId)).toEqual(['evt_1']);
+    } finally {
+      await close();
+    }
+  });
+});
