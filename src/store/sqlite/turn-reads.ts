@@ -1,4 +1,8 @@
+import { performance } from 'node:perf_hooks';
 import type Database from 'better-sqlite3';
+
+/** How many times the event loop has polled for I/O: libuv counts one just before each poll. */
+const polls = (): number => performance.nodeTiming.uvMetricsInfo.loopCount;
 
 /**
  * The reads of the requests that one turn of the event loop answers, in one read transaction on
@@ -12,11 +16,16 @@ import type Database from 'better-sqlite3';
  * revoked by another process is refused from the next request on, as it always was.
  *
  * - **Begun only inside `together`**, which the server runs around each request's dispatch, where
- *   the request has arrived. A read elsewhere (a timer, the delivery worker) never begins one: a
- *   transaction it began could outlast the wait for the next requests, and be older than they are.
+ *   the request has arrived. A read elsewhere (a timer, the delivery worker) never begins one: it
+ *   has nothing to share it with.
  * - **Ended** at the end of the turn (the check phase, right after the requests were read); before
  *   any write on the connection, which must never run in an older snapshot; and when this process
  *   commits on another connection or hears of a commit, so that what it wrote or was told of is read.
+ * - **Never joined after the next poll for I/O**: a request read by that poll may have arrived after
+ *   the transaction began. The server begins one while reading requests, but a pipelined request
+ *   held back by a full socket is let through later, from where its socket drained (the check
+ *   phase), and the end of a turn begun there comes only after the next poll; so a read first checks
+ *   that the loop has not polled since the transaction began, and else ends it and begins afresh.
  */
 export class TurnReads {
   readonly #db: Database.Database;
@@ -25,6 +34,8 @@ export class TurnReads {
   /** How deep inside `together` the running code is. */
   #inside = 0;
   #open = false;
+  /** The loop's poll count when the open transaction began. */
+  #began = 0;
 
   constructor(db: Database.Database) {
     this.#db = db;
@@ -44,9 +55,11 @@ export class TurnReads {
 
   /** Runs one read: in the turn's transaction when one is open, or may begin now. */
   read<T>(operation: () => T): T {
+    if (this.#open && polls() !== this.#began) this.end();
     if (!this.#open && this.#inside > 0 && !this.#db.inTransaction) {
       this.#begin.run();
       this.#open = true;
+      this.#began = polls();
       setImmediate(() => this.end());
     }
     return operation();

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { MessageChannel } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { openSqliteStore, type Store } from '../../../src/store';
 import { order } from '../../helpers/stores';
@@ -56,6 +57,32 @@ describe("a SQLite store's reads in one turn of the event loop", () => {
       await nextTurn();
       expect(store.findKey(HASH, AT)).toMatchObject({ name: 'k', state: 'revoked' });
     } finally {
+      await close();
+    }
+  });
+
+  test('are never joined after the loop has polled for I/O again, wherever the transaction began', async () => {
+    const { store, outside, close } = await opened('polled');
+    const channel = new MessageChannel();
+    try {
+      // Begun where a turn's end comes only after the next poll (the check phase), as a pipelined
+      // request let through once its socket drained may begin it.
+      await new Promise<void>((resolve) =>
+        setImmediate(() => {
+          void store.readTogether(() => store.findKey(HASH, AT));
+          resolve();
+        }),
+      );
+      revokeOutside(outside);
+      // A message is I/O: it arrives in the next poll, as a request read then would.
+      const read = new Promise((resolve) => {
+        channel.port2.once('message', () => resolve(store.readTogether(() => store.findKey(HASH, AT))));
+      });
+      channel.port1.postMessage('now');
+      expect(await read).toMatchObject({ state: 'revoked' });
+    } finally {
+      channel.port1.close();
+      channel.port2.close();
       await close();
     }
   });
