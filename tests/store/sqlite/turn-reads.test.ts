@@ -15,23 +15,22 @@ const AT = '2026-11-28T10:00:00.000Z';
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /**
- * A store with order 1 and key `k`, and another process's connection to its file, which commits
- * at once: as the CLI revoking a key, or another server on the same file.
+ * Runs `body` on a store with order 1 and key `k`, and another process's connection to its file,
+ * which commits at once: as the CLI revoking a key, or another server on the same file. Both are
+ * closed after it, whatever it does.
  */
-async function opened(name: string): Promise<{ store: Store; outside: Database.Database; close: () => Promise<void> }> {
+async function withStore(name: string, body: (store: Store, outside: Database.Database) => Promise<void>): Promise<void> {
   const file = path.join(tmp.dir, `${name}.db`);
   const store = openSqliteStore(file);
-  await store.importOrders([order({ id: 1 })]);
-  await store.createKey('k', HASH, { scopes: ['orders:read'] });
   const outside = new Database(file);
-  return {
-    store,
-    outside,
-    close: async () => {
-      outside.close();
-      await store.close();
-    },
-  };
+  try {
+    await store.importOrders([order({ id: 1 })]);
+    await store.createKey('k', HASH, { scopes: ['orders:read'] });
+    await body(store, outside);
+  } finally {
+    outside.close();
+    await store.close();
+  }
 }
 
 const revokeOutside = (outside: Database.Database): void => {
@@ -44,8 +43,7 @@ const revokeOutside = (outside: Database.Database): void => {
 // The next turn reads afresh, and so does whatever this process writes or is told of meanwhile.
 describe("a SQLite store's reads in one turn of the event loop", () => {
   test('share one read transaction: a key revoked meanwhile by another process is refused from the next turn', async () => {
-    const { store, outside, close } = await opened('shared');
-    try {
+    await withStore('shared', async (store, outside) => {
       const [before, after] = store.readTogether(() => {
         const first = store.findKey(HASH, AT);
         revokeOutside(outside);
@@ -56,51 +54,45 @@ describe("a SQLite store's reads in one turn of the event loop", () => {
 
       await nextTurn();
       expect(store.findKey(HASH, AT)).toMatchObject({ name: 'k', state: 'revoked' });
-    } finally {
-      await close();
-    }
+    });
   });
 
   test('are never joined after the loop has polled for I/O again, wherever the transaction began', async () => {
-    const { store, outside, close } = await opened('polled');
-    const channel = new MessageChannel();
-    try {
-      // Begun where a turn's end comes only after the next poll (the check phase), as a pipelined
-      // request let through once its socket drained may begin it.
-      await new Promise<void>((resolve) =>
-        setImmediate(() => {
-          void store.readTogether(() => store.findKey(HASH, AT));
-          resolve();
-        }),
-      );
-      revokeOutside(outside);
-      // A message is I/O: it arrives in the next poll, as a request read then would.
-      const read = new Promise((resolve) => {
-        channel.port2.once('message', () => resolve(store.readTogether(() => store.findKey(HASH, AT))));
-      });
-      channel.port1.postMessage('now');
-      expect(await read).toMatchObject({ state: 'revoked' });
-    } finally {
-      channel.port1.close();
-      channel.port2.close();
-      await close();
-    }
+    await withStore('polled', async (store, outside) => {
+      const channel = new MessageChannel();
+      try {
+        // Begun where a turn's end comes only after the next poll (the check phase), as a pipelined
+        // request let through once its socket drained may begin it.
+        await new Promise<void>((resolve) =>
+          setImmediate(() => {
+            void store.readTogether(() => store.findKey(HASH, AT));
+            resolve();
+          }),
+        );
+        revokeOutside(outside);
+        // A message is I/O: it arrives in the next poll, as a request read then would.
+        const read = new Promise((resolve) => {
+          channel.port2.once('message', () => resolve(store.readTogether(() => store.findKey(HASH, AT))));
+        });
+        channel.port1.postMessage('now');
+        expect(await read).toMatchObject({ state: 'revoked' });
+      } finally {
+        channel.port1.close();
+        channel.port2.close();
+      }
+    });
   });
 
   test('made outside readTogether (a timer, a worker) each read the store as it is', async () => {
-    const { store, outside, close } = await opened('apart');
-    try {
+    await withStore('apart', async (store, outside) => {
       expect(store.findKey(HASH, AT)).toMatchObject({ state: 'active' });
       revokeOutside(outside);
       expect(store.findKey(HASH, AT)).toMatchObject({ state: 'revoked' });
-    } finally {
-      await close();
-    }
+    });
   });
 
   test("end before this process writes, so that a write after another process's commit still succeeds", async () => {
-    const { store, outside, close } = await opened('write');
-    try {
+    await withStore('write', async (store, outside) => {
       const created = store.readTogether(() => {
         void store.getOrder(1);
         revokeOutside(outside);
@@ -108,14 +100,11 @@ describe("a SQLite store's reads in one turn of the event loop", () => {
       });
       await expect(created).resolves.toBeUndefined();
       expect(store.findKey(HASH, AT)).toMatchObject({ state: 'revoked' });
-    } finally {
-      await close();
-    }
+    });
   });
 
   test('end when this process is told of a commit', async () => {
-    const { store, outside, close } = await opened('told');
-    try {
+    await withStore('told', async (store, outside) => {
       const after = store.readTogether(() => {
         void store.findKey(HASH, AT);
         revokeOutside(outside);
@@ -123,14 +112,11 @@ describe("a SQLite store's reads in one turn of the event loop", () => {
         return store.findKey(HASH, AT);
       });
       expect(after).toMatchObject({ state: 'revoked' });
-    } finally {
-      await close();
-    }
+    });
   });
 
   test("end when this process's webhook bookkeeping commits, so that what it wrote is read back", async () => {
-    const { store, close } = await opened('bookkeeping');
-    try {
+    await withStore('bookkeeping', async (store) => {
       await store.webhooks.createEndpoint({
         id: 'we_1',
         url: 'https://hooks.example.com/we_1',
@@ -155,8 +141,6 @@ describe("a SQLite store's reads in one turn of the event loop", () => {
       void store.readTogether(() => store.getOrder(1));
       const log = await logged.then(() => store.webhooks.attempts('we_1', undefined, 10));
       expect(log.map(({ eventId }) => eventId)).toEqual(['evt_1']);
-    } finally {
-      await close();
-    }
+    });
   });
 });
