@@ -15,6 +15,26 @@ const AT = '2026-11-28T10:00:00.000Z';
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /**
+ * Runs `run` from a message, which is I/O: it is delivered by the loop's next poll, where a request
+ * read then would be answered.
+ */
+async function inNextPoll<T>(run: () => T | Promise<T>): Promise<T> {
+  const channel = new MessageChannel();
+  try {
+    const ran = new Promise<T>((resolve, reject) => {
+      channel.port2.once('message', () => {
+        Promise.resolve().then(run).then(resolve, reject);
+      });
+    });
+    channel.port1.postMessage('now');
+    return await ran;
+  } finally {
+    channel.port1.close();
+    channel.port2.close();
+  }
+}
+
+/**
  * Runs `body` on a store with order 1 and key `k`, and another process's connection to its file,
  * which commits at once: as the CLI revoking a key, or another server on the same file. Both are
  * closed after it, whatever it does.
@@ -59,27 +79,16 @@ describe("a SQLite store's reads in one turn of the event loop", () => {
 
   test('are never joined after the loop has polled for I/O again, wherever the transaction began', async () => {
     await withStore('polled', async (store, outside) => {
-      const channel = new MessageChannel();
-      try {
-        // Begun where a turn's end comes only after the next poll (the check phase), as a pipelined
-        // request let through once its socket drained may begin it.
-        await new Promise<void>((resolve) =>
-          setImmediate(() => {
-            void store.readTogether(() => store.findKey(HASH, AT));
-            resolve();
-          }),
-        );
-        revokeOutside(outside);
-        // A message is I/O: it arrives in the next poll, as a request read then would.
-        const read = new Promise((resolve) => {
-          channel.port2.once('message', () => resolve(store.readTogether(() => store.findKey(HASH, AT))));
-        });
-        channel.port1.postMessage('now');
-        expect(await read).toMatchObject({ state: 'revoked' });
-      } finally {
-        channel.port1.close();
-        channel.port2.close();
-      }
+      // Begun where a turn's end comes only after the next poll (the check phase), as a pipelined
+      // request let through once its socket drained may begin it.
+      await new Promise<void>((resolve) =>
+        setImmediate(() => {
+          void store.readTogether(() => store.findKey(HASH, AT));
+          resolve();
+        }),
+      );
+      revokeOutside(outside);
+      expect(await inNextPoll(() => store.readTogether(() => store.findKey(HASH, AT)))).toMatchObject({ state: 'revoked' });
     });
   });
 
@@ -126,20 +135,22 @@ describe("a SQLite store's reads in one turn of the event loop", () => {
         createdAt: AT,
         cursor: await store.latestEventPosition(),
       });
-      await nextTurn();
-      // The bookkeeping's batch is queued first, and commits on its own connection before the
-      // turn's reads end; what waits on it reads the log at once.
-      const logged = store.webhooks.logAttempt('we_1', {
-        eventId: 'evt_1',
-        attempt: 1,
-        at: AT,
-        status: 204,
-        error: null,
-        durationMs: 1,
-        outcome: 'delivered',
+      // In a turn that reads requests, so that no poll comes between the turn's reads and the
+      // bookkeeping: its batch is queued first, and commits on its own connection before those
+      // reads end; what waits on it reads the log at once.
+      const log = await inNextPoll(() => {
+        const logged = store.webhooks.logAttempt('we_1', {
+          eventId: 'evt_1',
+          attempt: 1,
+          at: AT,
+          status: 204,
+          error: null,
+          durationMs: 1,
+          outcome: 'delivered',
+        });
+        void store.readTogether(() => store.getOrder(1));
+        return logged.then(() => store.webhooks.attempts('we_1', undefined, 10));
       });
-      void store.readTogether(() => store.getOrder(1));
-      const log = await logged.then(() => store.webhooks.attempts('we_1', undefined, 10));
       expect(log.map(({ eventId }) => eventId)).toEqual(['evt_1']);
     });
   });
