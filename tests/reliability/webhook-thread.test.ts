@@ -7,7 +7,7 @@ import { cli, serve, type Served } from '../helpers/cli';
 import { tempDir } from '../helpers/temp-dir';
 import { until } from '../helpers/wait';
 import { verifyWebhook } from '../../src/client';
-import { DELIVERY_THREAD_NAME } from '../../src/webhooks/delivery-thread';
+import { DELIVERY_NICE, DELIVERY_THREAD_NAME } from '../../src/webhooks/delivery-thread';
 
 // A served instance delivers from a worker thread with its own connection to the store. What the
 // thread does must still reach the operator through the server: its deliveries, its metrics, its log
@@ -70,6 +70,15 @@ test('a served instance delivers from its thread: signed deliveries, their metri
     if (process.platform === 'linux' && Number(process.versions.node.split('.')[0]) >= 24) {
       expect(threadNames(server.child.pid)).toContain(DELIVERY_THREAD_NAME);
     }
+    // The thread runs behind the API: its nice value is lowered, and no other thread's is (Linux
+    // keeps one per thread).
+    if (process.platform === 'linux') {
+      const nice = niceValues(server.child.pid);
+      expect(nice.filter(({ value }) => value === DELIVERY_NICE)).toHaveLength(1);
+      expect(nice.filter(({ value }) => value !== 0 && value !== DELIVERY_NICE)).toEqual([]);
+      const delivery = nice.find(({ value }) => value === DELIVERY_NICE);
+      if (Number(process.versions.node.split('.')[0]) >= 24) expect(delivery?.name).toBe(DELIVERY_THREAD_NAME);
+    }
     await until(() => received.kept.length === 1 && received.gone.length === 1, 'the first deliveries');
     for (const { headers, body } of received.kept)
       expect(verifyWebhook(kept.secret, headers, body)).toMatchObject({ type: 'order.created' });
@@ -110,4 +119,15 @@ test('a served instance delivers from its thread: signed deliveries, their metri
 function threadNames(pid: number | undefined): string[] {
   if (pid === undefined) throw new Error('the server has no process');
   return fs.readdirSync(`/proc/${pid}/task`).map((tid) => fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim());
+}
+
+/** Each thread of a process with its nice value (the 19th field of `/proc/<pid>/task/<tid>/stat`). */
+function niceValues(pid: number | undefined): Array<{ name: string; value: number }> {
+  if (pid === undefined) throw new Error('the server has no process');
+  return fs.readdirSync(`/proc/${pid}/task`).map((tid) => {
+    const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    // The name, in parentheses, may hold spaces: the fields are counted from after its ')', the 3rd.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { name: fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim(), value: Number(fields[19 - 3]) };
+  });
 }
