@@ -102,6 +102,8 @@ export abstract class StoreFeed implements EventLog {
   private readonly written = new Set<(counts: EventCounts) => void>();
   private readonly watchers = new Set<() => void>();
   private stopOutside: (() => void) | undefined;
+  /** The name this process's commits are announced under to others (Store.announcesAs); none where commits are not announced. */
+  readonly announcesAs: string | undefined = undefined;
 
   abstract readEvents(after: EventPosition | 'oldest', limit: number): MaybePromise<EventPage>;
   abstract latestEventPosition(): MaybePromise<EventPosition>;

@@ -10,13 +10,14 @@ import type { Store } from './types';
  * import use. A new dialect adds its opener here (and its folder beside sqlite/ and postgres/: see
  * src/store/README.md), and its location's form in config.ts.
  */
-const OPENERS: Readonly<Record<StoreKind, (location: string, config: Config, logger?: Logger) => Promise<Store>>> = {
-  postgres: (url, config, logger) =>
+const OPENERS: Readonly<Record<StoreKind, (location: string, config: Config, logger?: Logger, options?: OpenOptions) => Promise<Store>>> = {
+  postgres: (url, config, logger, options) =>
     openPostgresStore(url, {
       poolSize: config.postgres.poolSize,
       statementTimeoutMs: config.postgres.statementTimeoutMs,
       connectTimeoutMs: config.busyTimeoutMs,
       logger,
+      ...(options?.announceAs === undefined ? {} : { announceAs: options.announceAs }),
     }),
   sqlite: async (location, config) =>
     (await import('./sqlite/store')).openSqliteStore(sqliteFile(location), {
@@ -34,13 +35,19 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
   return (await import('./postgres/store')).openPostgresStore(url, options);
 }
 
+/** How a store is opened beyond its configuration. */
+export interface OpenOptions {
+  /** The name its commits are announced under (Store.announcesAs), where it announces them. */
+  readonly announceAs?: string | undefined;
+}
+
 /** Opens the store the config names: PETSTORE_DATABASE_URL when it is set, else the SQLite file. */
-export async function openStore(config: Config, logger?: Logger): Promise<Store> {
+export async function openStore(config: Config, logger?: Logger, options?: OpenOptions): Promise<Store> {
   const location = config.databaseUrl ?? config.dbPath;
   const kind = storeKindOf(location);
   // config.ts refuses a location no store opens, so this is a store's own mistake.
   if (kind === undefined) throw new Error(`no store opens ${storeLocation(config)}`);
-  return OPENERS[kind](location, config, logger);
+  return OPENERS[kind](location, config, logger, options);
 }
 
 /** Where the store lives, for logs and banners, without any password in the URL. */

@@ -276,6 +276,9 @@ export abstract class SharedStore implements SharedOperations, EventLog {
   toldOfCommit(): void {
     this.feed.toldOfCommit();
   }
+  get announcesAs(): string | undefined {
+    return this.feed.announcesAs;
+  }
   /** Runs `run`: a store whose reads gain nothing from sharing a turn's transaction (PostgreSQL batches them instead). */
   readTogether<T>(run: () => T): T {
     return run();

@@ -480,6 +480,14 @@ export interface Store extends OrderReads, OrderMoves, Placements, OrderImport, 
    */
   toldOfCommit(): void;
   /**
+   * The name under which this store announces its commits to other processes (PostgreSQL's
+   * NOTIFY), and whose announcements its own watch ignores, since whoever commits under it wakes
+   * the watchers itself; undefined where commits are not announced (SQLite's watch polls). A process
+   * that tells another of its commits (the server its delivery thread) opens the other's store
+   * under the same name, so that each commit wakes the other once.
+   */
+  readonly announcesAs: string | undefined;
+  /**
    * Runs `run`, a request's dispatch, whose reads may share one read transaction with the other
    * requests the same turn of the event loop answers: the store as it stood at the turn's first read,
    * made after every one of them had arrived. Ended at the end of the turn, and before anything the

@@ -6,7 +6,7 @@ import type { Config, WebhookOptions } from '../config';
 import { loadDocument, specPath } from '../contract/document';
 import { webhookBodyCheck } from '../contract/webhooks';
 import { createLogger, logOutputOf, type Logger } from '../logger';
-import type { AttemptOutcome, EventLog, Store, WebhookStore } from '../store';
+import type { AttemptOutcome, Store, WebhookStore } from '../store';
 import { openStore } from '../store/open';
 import { errorMessage } from '../thrown';
 import { CLAIM_EVERY_MS, startDelivery, type Delivery } from './delivery';
@@ -19,6 +19,8 @@ import { CLAIM_EVERY_MS, startDelivery, type Delivery } from './delivery';
  *
  * - **Wakes.** Each commit of events this process makes is told to the thread at once, as it was
  *   told to delivery in the loop; the thread's own store hears other processes' commits itself.
+ *   It is opened under the server's store's name for its commits (Store.announcesAs), so the
+ *   server's own NOTIFYs, of commits already told, do not wake it a second time.
  * - **Metrics and logs** come back to the server's registry and log output in messages: the
  *   metrics a few times a second, the thread's log lines as they are written.
  * - **A thread that fails** is logged and started again a second later: its endpoints' leases
@@ -39,8 +41,11 @@ export interface DeliveryThreadOptions {
   /** Where webhooks may be sent, the retries and the attempt's time, as the server was given them. */
   readonly webhooks: WebhookOptions;
   readonly logger: Logger;
-  /** The store this process commits through: its commits wake the thread at once. */
-  readonly log: Pick<EventLog, 'onEventsWritten'>;
+  /**
+   * The store this process commits through: its commits wake the thread at once, and the thread's
+   * store takes its name (Store.announcesAs), so that its NOTIFYs do not wake the thread again.
+   */
+  readonly log: Pick<Store, 'onEventsWritten' | 'announcesAs'>;
   /** The store's endpoints: the thread starts once one is enabled. */
   readonly webhookStore: Pick<WebhookStore, 'listEndpoints'>;
   readonly onAttempt?: (outcome: AttemptOutcome) => void;
@@ -54,6 +59,8 @@ interface ThreadData {
   readonly role: typeof ROLE;
   readonly config: Config;
   readonly webhooks: WebhookOptions;
+  /** The server's store's name for its commits (Store.announcesAs), which the thread's store takes. */
+  readonly announceAs: string | undefined;
 }
 
 /** What the thread tells the server: its metrics since the last report, and its log lines. */
@@ -105,7 +112,7 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Delivery {
     ...config,
     postgres: { ...config.postgres, poolSize: Math.min(config.postgres.poolSize, DELIVERY_POOL_SIZE) },
   };
-  const data: ThreadData = { role: ROLE, config: threadConfig, webhooks: options.webhooks };
+  const data: ThreadData = { role: ROLE, config: threadConfig, webhooks: options.webhooks, announceAs: options.log.announcesAs };
   let worker: Worker | undefined;
   let exited: Promise<void> = Promise.resolve();
   let stopping = false;
@@ -240,7 +247,8 @@ async function runThread(port: MessagePort, data: ThreadData): Promise<void> {
   });
 
   behindTheApi(logger);
-  const opened = await openStore(data.config, logger);
+  // The server tells the thread of its commits itself: under its name, their NOTIFYs wake nobody here.
+  const opened = await openStore(data.config, logger, { announceAs: data.announceAs });
   running.store = opened;
   const check = await webhookBodyCheck(loadDocument(specPath('v3')), 'v3');
   if (stopping) return;

@@ -74,9 +74,16 @@ export const EVENTS_SQL = {
  * Watches other instances' events: a connection of its own (never one of the pool's) that LISTENs
  * on EVENTS_CHANNEL, made again a moment after it is lost, and a slow poll of the feed's head for
  * what no NOTIFY announces (a transaction elsewhere that held the feed back, a lost connection).
- * Returns how to stop.
+ * A NOTIFY whose payload is `ownName` came from this process, which woke its watchers when it
+ * committed: it wakes nobody again. Returns how to stop.
  */
-export function listenForEvents(url: string, logger: Logger, changed: () => void, head: () => Promise<string>): () => void {
+export function listenForEvents(
+  url: string,
+  logger: Logger,
+  changed: () => void,
+  head: () => Promise<string>,
+  ownName: string,
+): () => void {
   let stopped = false;
   let client: pg.Client | undefined;
   let retry: NodeJS.Timeout | undefined;
@@ -102,7 +109,7 @@ export function listenForEvents(url: string, logger: Logger, changed: () => void
     };
     listener.on('error', lost);
     listener.on('end', () => lost());
-    listener.on('notification', () => changed());
+    listener.on('notification', ({ payload }) => payload !== ownName && changed());
     listener
       .connect()
       .then(() => listener.query(`LISTEN ${EVENTS_CHANNEL}`))

@@ -22,12 +22,14 @@ export class PostgresFeed extends StoreFeed {
     private readonly pool: pg.Pool,
     private readonly url: string,
     private readonly logger: Logger,
+    /** The payload of this process's NOTIFYs, which its own watch then ignores (StoreFeed.announcesAs). */
+    override readonly announcesAs: string,
   ) {
     super();
   }
 
   protected watchOutside(changed: () => void): () => void {
-    return listenForEvents(this.url, this.logger, changed, () => this.eventHead());
+    return listenForEvents(this.url, this.logger, changed, () => this.eventHead(), this.announcesAs);
   }
 
   /** This instance committed events: its own waiting readers hear at once, other instances' by NOTIFY. */
@@ -42,7 +44,7 @@ export class PostgresFeed extends StoreFeed {
     }
     this.notifying = 'sending';
     const send = (): void => {
-      this.pool.query(`SELECT pg_notify('${EVENTS_CHANNEL}', '')`).then(
+      this.pool.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, this.announcesAs]).then(
         () => {
           if (this.notifying === 'again') {
             this.notifying = 'sending';

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { Logger } from '../../logger';
 import { silentLogger } from '../../logger';
@@ -55,6 +56,8 @@ export interface PostgresStoreOptions {
   /** Longest a request waits for a free connection, or for one to be made (default 2000). */
   connectTimeoutMs?: number;
   logger?: Logger;
+  /** The name this store's commits are announced under (Store.announcesAs; default: a new one of its own). */
+  announceAs?: string;
 }
 
 // BIGINT columns hold ids and quantities that CHECK constraints keep within ±(2^53 − 1), so
@@ -97,7 +100,7 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     await pool.end().catch(() => undefined);
     throw translate(err);
   }
-  return new PostgresStore(pool, url, logger, poolOptions);
+  return new PostgresStore(pool, url, logger, poolOptions, options.announceAs ?? randomUUID());
 }
 
 /** Connections an instance opens for rate-limit counts, beside its pool, once a key with a policy is used. */
@@ -121,9 +124,10 @@ class PostgresStore extends SharedStore implements Store {
     private readonly logger: Logger,
     /** How the pool was made, for the count's own connections. */
     private readonly poolOptions: pg.PoolConfig,
+    announceAs: string,
   ) {
     super();
-    this.feed = new PostgresFeed(pool, url, logger);
+    this.feed = new PostgresFeed(pool, url, logger, announceAs);
     this.pooled = guardedQueryable(pool);
     this.reads = new BatchedReads(pool, { order: SQL.order, ordersIn: ORDERS_IN_SQL });
     this.shared = sharedOperations(SQL, postgresDialect, { read: this.pooled, write: this.pooled });

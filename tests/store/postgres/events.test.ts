@@ -1,7 +1,8 @@
 import pg from 'pg';
 import request from 'supertest';
 import { createApp } from '../../../src/app';
-import { EVENTS_SQL } from '../../../src/store/postgres/events';
+import { EVENTS_CHANNEL, EVENTS_SQL, listenForEvents } from '../../../src/store/postgres/events';
+import { silentLogger } from '../../../src/logger';
 import { EventFeed } from '../../../src/feed/event-feed';
 import { openPostgresStore, type EventPosition, type OrderEventRecord, type Store } from '../../../src/store';
 import { freshDatabase } from '../../helpers/postgres';
@@ -220,4 +221,62 @@ pgTest('the change feed on PostgreSQL', () => {
     expect(new Set(seen).size).toBe(seen.length);
     expect([...seen].sort()).toEqual([...changes].sort());
   }, 180_000);
+});
+
+pgTest('commits announced to other processes', () => {
+  // A process wakes its own watchers when it commits, and tells its delivery thread itself: its own
+  // NOTIFY, heard back, would wake them all a second time for the same commit.
+  test("a NOTIFY under the watch's own name wakes nobody; another process's does", async () => {
+    const database = await freshDatabase();
+    const client = new pg.Client({ connectionString: database.url });
+    let wakes = 0;
+    // A head that never moves: only the NOTIFYs wake.
+    const stop = listenForEvents(
+      database.url,
+      silentLogger,
+      () => (wakes += 1),
+      () => Promise.resolve('0/0'),
+      'this-process',
+    );
+    try {
+      await client.connect();
+      // Once it listens, it wakes its watchers for whatever committed while it did not.
+      await until(() => wakes === 1, 'the watch listens');
+      // Both in one transaction, so both arrive together: its own name first.
+      await client.query('BEGIN');
+      await client.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, 'this-process']);
+      await client.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, 'another-process']);
+      await client.query('COMMIT');
+      await until(() => wakes >= 2, "another process's NOTIFY heard");
+      expect(wakes).toBe(2);
+    } finally {
+      stop();
+      await client.end();
+      await database.drop();
+    }
+  });
+
+  test('a store announces its commits under the name it was opened with, and each store has one of its own', async () => {
+    const database = await freshDatabase();
+    const named = await openPostgresStore(database.url, { poolSize: 2, announceAs: 'the-server' });
+    const unnamed = await openPostgresStore(database.url, { poolSize: 2 });
+    const client = new pg.Client({ connectionString: database.url });
+    try {
+      expect(named.announcesAs).toBe('the-server');
+      expect(unnamed.announcesAs).toEqual(expect.any(String));
+      expect(unnamed.announcesAs).not.toBe('the-server');
+      await client.connect();
+      const heard: string[] = [];
+      client.on('notification', ({ payload }) => heard.push(payload ?? ''));
+      await client.query(`LISTEN ${EVENTS_CHANNEL}`);
+      await named.importOrders([order({ id: 1 })]);
+      await until(() => heard.length > 0, 'the NOTIFY');
+      expect(heard).toEqual(['the-server']);
+    } finally {
+      await client.end();
+      await named.close();
+      await unnamed.close();
+      await database.drop();
+    }
+  });
 });
