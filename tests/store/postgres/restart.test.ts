@@ -41,7 +41,8 @@ if (!possible && !PG_REQUIRED) process.stdout.write('postgres-restart: needs roo
 
   beforeAll(async () => {
     fs.chmodSync(dir, 0o777);
-    asPostgres('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']);
+    // UTF8 whatever the environment's locale (the store refuses any other encoding).
+    asPostgres('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale=C']);
     // A port the system has just found free; should another process take it before the server
     // binds it (other test files open connections meanwhile), the server is started on another.
     for (let attempt = 1; ; attempt += 1) {
