@@ -60,6 +60,11 @@ export class SchemaTooNewError extends Error {
   override name = 'SchemaTooNewError';
 }
 
+/** The database cannot hold what the store keeps (its encoding, say): nothing was written to it. */
+export class UnsupportedDatabaseError extends Error {
+  override name = 'UnsupportedDatabaseError';
+}
+
 /** A migration refused to apply because existing rows break its rule; nothing was changed. */
 export class MigrationRefusedError extends Error {
   override name = 'MigrationRefusedError';

@@ -54,6 +54,7 @@ export {
   StoreBusyError,
   StoreInvariantError,
   StoreUnavailableError,
+  UnsupportedDatabaseError,
 } from './errors';
 export { openSqliteStore } from './sqlite/store';
 export { rowToRecord } from './core';

@@ -10,7 +10,7 @@ import { keptSteps, placementSteps, nextIdSql, PLACEMENT_SQL } from '../placemen
 import { countSteps, rateSql } from '../rates';
 import { SharedStore, sharedOperations } from '../shared-operations';
 import { orderSql, storeSql, type OrderRow } from '../sql';
-import { StoreInvariantError } from '../errors';
+import { StoreInvariantError, UnsupportedDatabaseError } from '../errors';
 import type {
   CancelOutcome,
   ImportRecords,
@@ -92,6 +92,7 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
   try {
     const client = await pool.connect();
     try {
+      await refuseUnlessUtf8(client);
       await migrate(client);
     } finally {
       client.release();
@@ -101,6 +102,23 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     throw translate(err);
   }
   return new PostgresStore(pool, url, logger, poolOptions, options.announceAs ?? randomUUID());
+}
+
+/**
+ * Refuses a database not encoded in UTF8: orders keep any text a client sends, and the ship date's
+ * CHECK names Unicode's spaces, which a database in SQL_ASCII or LATIN1 cannot hold (its migration
+ * would fail on "requested character too large for encoding"). Checked before the first migration.
+ */
+async function refuseUnlessUtf8(client: pg.PoolClient): Promise<void> {
+  const { rows } = await client.query<{ encoding: string; name: string }>(
+    'SELECT pg_encoding_to_char(encoding) AS encoding, datname AS name FROM pg_database WHERE datname = current_database()',
+  );
+  const [database] = rows;
+  if (database === undefined || database.encoding === 'UTF8') return;
+  throw new UnsupportedDatabaseError(
+    `database "${database.name}" is encoded in ${database.encoding}; petstore-orders needs UTF8. ` +
+      `Make one with CREATE DATABASE <name> ENCODING 'UTF8' TEMPLATE template0, and point PETSTORE_DATABASE_URL at it.`,
+  );
 }
 
 /** Connections an instance opens for rate-limit counts, beside its pool, once a key with a policy is used. */

@@ -1,7 +1,13 @@
 import net from 'node:net';
 import pg from 'pg';
 import { StoreUnavailableError } from '../../../src/store';
-import { ImportConflictError, SchemaTooNewError, StoreInvariantError } from '../../../src/store';
+import {
+  ImportConflictError,
+  SchemaTooNewError,
+  StoreInvariantError,
+  UnsupportedDatabaseError,
+  openPostgresStore,
+} from '../../../src/store';
 import { translate as translatePg } from '../../../src/store/postgres/dialect';
 import { ADMIN_URL } from '../../helpers/postgres';
 
@@ -76,5 +82,34 @@ pgTest('PostgreSQL errors told apart by type', () => {
       'a thrown string',
     ];
     for (const err of own) expect(translatePg(err)).toBe(err);
+  });
+});
+
+pgTest('a database that cannot hold the store', () => {
+  test('a database not encoded in UTF8 is refused at open with a message naming its encoding, and nothing is written to it', async () => {
+    const name = `petstore_test_ascii_${process.pid}`;
+    const admin = new pg.Client({ connectionString: ADMIN_URL });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE DATABASE ${name} ENCODING 'SQL_ASCII' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0`);
+      const url = new URL(ADMIN_URL);
+      url.pathname = `/${name}`;
+      const refused = await failure(() => openPostgresStore(url.toString(), { poolSize: 1 }));
+      expect(refused).toBeInstanceOf(UnsupportedDatabaseError);
+      expect(String(refused)).toContain(`database "${name}" is encoded in SQL_ASCII`);
+      expect(String(refused)).toContain('UTF8');
+      // Refused before the first migration: not one table was made.
+      const client = new pg.Client({ connectionString: url.toString() });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ count: number }>("SELECT count(*)::int AS count FROM pg_tables WHERE schemaname = 'public'");
+        expect(rows[0]?.count).toBe(0);
+      } finally {
+        await client.end();
+      }
+    } finally {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    }
   });
 });
