@@ -40,10 +40,18 @@ async function admin<T>(use: (client: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
-/** Creates an empty database for one test run; `drop` removes it, closing any connection left. */
-export async function freshDatabase(): Promise<{ url: string; name: string; drop: () => Promise<void> }> {
+/**
+ * Creates an empty database for one test run, in the server's default encoding or in `encoding`
+ * (then with the C locale, which suits every encoding); `drop` removes it, closing any connection left.
+ */
+export async function freshDatabase({ encoding }: { encoding?: string } = {}): Promise<{
+  url: string;
+  name: string;
+  drop: () => Promise<void>;
+}> {
   const name = `petstore_test_${randomBytes(6).toString('hex')}`;
-  await admin((client) => client.query(`CREATE DATABASE ${name}`));
+  const encoded = encoding === undefined ? '' : ` ENCODING '${encoding}' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0`;
+  await admin((client) => client.query(`CREATE DATABASE ${name}${encoded}`));
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
   return {

@@ -67,17 +67,16 @@ test('a served instance delivers from its thread: signed deliveries, their metri
     await place(1);
     await server.printed(started, 'stderr');
     // An operator sees the thread by its name (Node.js 24 names the OS thread; 22 does not).
-    if (process.platform === 'linux' && Number(process.versions.node.split('.')[0]) >= 24) {
-      expect(threadNames(server.child.pid)).toContain(DELIVERY_THREAD_NAME);
-    }
+    const named = Number(process.versions.node.split('.')[0]) >= 24;
+    const threads = process.platform === 'linux' ? threadsOf(server.child.pid) : [];
+    if (process.platform === 'linux' && named) expect(threads.map(({ name }) => name)).toContain(DELIVERY_THREAD_NAME);
     // The thread runs behind the API: its nice value is lowered, and no other thread's is (Linux
     // keeps one per thread). The server's own may be anything it was started with.
-    const threads = process.platform === 'linux' ? niceValues(server.child.pid) : [];
     const main = threads.find(({ tid }) => tid === server.child.pid);
-    if (main !== undefined && main.value < DELIVERY_NICE) {
-      const lowered = threads.filter(({ value }) => value !== main.value);
-      expect(lowered.map(({ value }) => value)).toEqual([DELIVERY_NICE]);
-      if (Number(process.versions.node.split('.')[0]) >= 24) expect(lowered[0]?.name).toBe(DELIVERY_THREAD_NAME);
+    if (main !== undefined && main.nice < DELIVERY_NICE) {
+      const lowered = threads.filter(({ nice }) => nice !== main.nice);
+      expect(lowered.map(({ nice }) => nice)).toEqual([DELIVERY_NICE]);
+      if (named) expect(lowered[0]?.name).toBe(DELIVERY_THREAD_NAME);
     }
     await until(() => received.kept.length === 1 && received.gone.length === 1, 'the first deliveries');
     for (const { headers, body } of received.kept)
@@ -115,19 +114,16 @@ test('a served instance delivers from its thread: signed deliveries, their metri
   }
 });
 
-/** The names of a process's threads, as the OS shows them (`/proc/<pid>/task/<tid>/comm`). */
-function threadNames(pid: number | undefined): string[] {
-  if (pid === undefined) throw new Error('the server has no process');
-  return fs.readdirSync(`/proc/${pid}/task`).map((tid) => fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim());
-}
-
-/** Each thread of a process with its nice value (the 19th field of `/proc/<pid>/task/<tid>/stat`). */
-function niceValues(pid: number | undefined): Array<{ tid: number; name: string; value: number }> {
+/**
+ * Each thread of a process as the OS shows it: its id, its name (`/proc/<pid>/task/<tid>/comm`) and
+ * its nice value (the 19th field of `/proc/<pid>/task/<tid>/stat`).
+ */
+function threadsOf(pid: number | undefined): Array<{ tid: number; name: string; nice: number }> {
   if (pid === undefined) throw new Error('the server has no process');
   return fs.readdirSync(`/proc/${pid}/task`).map((tid) => {
     const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
     // The name, in parentheses, may hold spaces: the fields are counted from after its ')', the 3rd.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { tid: Number(tid), name: fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim(), value: Number(fields[19 - 3]) };
+    return { tid: Number(tid), name: fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim(), nice: Number(fields[19 - 3]) };
   });
 }

@@ -9,7 +9,7 @@ import {
   openPostgresStore,
 } from '../../../src/store';
 import { translate as translatePg } from '../../../src/store/postgres/dialect';
-import { ADMIN_URL } from '../../helpers/postgres';
+import { ADMIN_URL, freshDatabase, sql } from '../../helpers/postgres';
 
 // Which failures mean "the database cannot serve" (a 503) is decided by the error's type: the
 // server's SQLSTATE, Node's network code, or the driver's plain Error. Each case is a real error
@@ -87,29 +87,17 @@ pgTest('PostgreSQL errors told apart by type', () => {
 
 pgTest('a database that cannot hold the store', () => {
   test('a database not encoded in UTF8 is refused at open with a message naming its encoding, and nothing is written to it', async () => {
-    const name = `petstore_test_ascii_${process.pid}`;
-    const admin = new pg.Client({ connectionString: ADMIN_URL });
-    await admin.connect();
+    const database = await freshDatabase({ encoding: 'SQL_ASCII' });
     try {
-      await admin.query(`CREATE DATABASE ${name} ENCODING 'SQL_ASCII' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0`);
-      const url = new URL(ADMIN_URL);
-      url.pathname = `/${name}`;
-      const refused = await failure(() => openPostgresStore(url.toString(), { poolSize: 1 }));
+      const refused = await failure(() => openPostgresStore(database.url, { poolSize: 1 }));
       expect(refused).toBeInstanceOf(UnsupportedDatabaseError);
-      expect(String(refused)).toContain(`database "${name}" is encoded in SQL_ASCII`);
+      expect(String(refused)).toContain(`database "${database.name}" is encoded in SQL_ASCII`);
       expect(String(refused)).toContain('UTF8');
       // Refused before the first migration: not one table was made.
-      const client = new pg.Client({ connectionString: url.toString() });
-      await client.connect();
-      try {
-        const { rows } = await client.query<{ count: number }>("SELECT count(*)::int AS count FROM pg_tables WHERE schemaname = 'public'");
-        expect(rows[0]?.count).toBe(0);
-      } finally {
-        await client.end();
-      }
+      const tables = await sql<{ count: number }>(database.url, "SELECT count(*)::int AS count FROM pg_tables WHERE schemaname = 'public'");
+      expect(tables[0]?.count).toBe(0);
     } finally {
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.end();
+      await database.drop();
     }
   });
 });
