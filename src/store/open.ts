@@ -17,7 +17,7 @@ const OPENERS: Readonly<Record<StoreKind, (location: string, config: Config, log
       statementTimeoutMs: config.postgres.statementTimeoutMs,
       connectTimeoutMs: config.busyTimeoutMs,
       logger,
-      ...(options?.announceAs === undefined ? {} : { announceAs: options.announceAs }),
+      announceAs: options?.announceAs,
     }),
   sqlite: async (location, config) =>
     (await import('./sqlite/store')).openSqliteStore(sqliteFile(location), {

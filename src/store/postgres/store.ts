@@ -57,7 +57,7 @@ export interface PostgresStoreOptions {
   connectTimeoutMs?: number;
   logger?: Logger;
   /** The name this store's commits are announced under (Store.announcesAs; default: a new one of its own). */
-  announceAs?: string;
+  announceAs?: string | undefined;
 }
 
 // BIGINT columns hold ids and quantities that CHECK constraints keep within ±(2^53 − 1), so
