@@ -16,6 +16,11 @@ const tmp = tempDir();
 afterAll(tmp.cleanup);
 
 const ENV = { PETSTORE_WEBHOOK_ALLOW_HTTP: 'true', PETSTORE_WEBHOOK_ALLOW_PRIVATE: 'true' };
+/**
+ * How long a wait on the delivery thread may take: it runs at the lowest priority, so on a machine
+ * the suite keeps busy it may wait seconds for a core (its metrics report above all, on a timer).
+ */
+const THREAD_WAIT_MS = 60_000;
 const ORDER = JSON.stringify({ petId: 7, quantity: 1, shipDate: '2026-12-24T10:00:00Z' });
 
 test('a served instance delivers from its thread: signed deliveries, their metrics and log lines through the server, and its endpoints given up on SIGTERM', async () => {
@@ -78,7 +83,7 @@ test('a served instance delivers from its thread: signed deliveries, their metri
       expect(lowered.map(({ nice }) => nice)).toEqual([DELIVERY_NICE]);
       if (named) expect(lowered[0]?.name).toBe(DELIVERY_THREAD_NAME);
     }
-    await until(() => received.kept.length === 1 && received.gone.length === 1, 'the first deliveries');
+    await until(() => received.kept.length === 1 && received.gone.length === 1, 'the first deliveries', THREAD_WAIT_MS);
     for (const { headers, body } of received.kept)
       expect(verifyWebhook(kept.secret, headers, body)).toMatchObject({ type: 'order.created' });
     // The thread's metrics, in the server's registry.
@@ -86,13 +91,18 @@ test('a served instance delivers from its thread: signed deliveries, their metri
     await until(
       async () => (await metrics()).includes('petstore_webhook_deliveries_total{outcome="delivered"} 2'),
       'the deliveries counted',
+      THREAD_WAIT_MS,
     );
 
     await place(2);
     // The thread's log line, in the server's log; and its gauge.
     await server.printed('webhook endpoint disabled', 'stderr');
-    await until(async () => (await metrics()).includes('petstore_webhook_endpoints_disabled 1'), 'the disabled endpoint counted');
-    await until(() => received.kept.length === 2, 'the second delivery to the endpoint kept');
+    await until(
+      async () => (await metrics()).includes('petstore_webhook_endpoints_disabled 1'),
+      'the disabled endpoint counted',
+      THREAD_WAIT_MS,
+    );
+    await until(() => received.kept.length === 2, 'the second delivery to the endpoint kept', THREAD_WAIT_MS);
 
     server.child.kill('SIGTERM');
     expect(await server.exited).toBe(0);
@@ -112,7 +122,7 @@ test('a served instance delivers from its thread: signed deliveries, their metri
     served?.child.kill('SIGKILL');
     await new Promise<void>((resolve) => receiver.close(() => resolve()));
   }
-});
+}, 240_000);
 
 /**
  * Each thread of a process as the OS shows it: its id, its name (`/proc/<pid>/task/<tid>/comm`) and
