@@ -132,7 +132,20 @@ export interface WebhookOptions {
   readonly retrySchedule: readonly number[];
   /** How long one attempt may take (PETSTORE_WEBHOOK_TIMEOUT_MS); an endpoint's lease is four of them. */
   readonly attemptTimeoutMs: number;
+  /** The delivery thread's nice value on Linux, 0 to 19 (PETSTORE_WEBHOOK_NICE); never above the server's priority. */
+  readonly nice: number;
 }
+
+/**
+ * The delivery thread's nice value as shipped: 19, the lowest priority Linux's scale has. A core
+ * that the server's event loop also wants gives the thread about a seventieth of its time, so a
+ * burst of deliveries waits a moment rather than slowing the API. Other busy processes in the
+ * server's scheduling group (its cgroup, or its session where the kernel groups by session) are
+ * served first too: on a host they keep busy, delivery falls behind, and a lower value lets it
+ * keep up (docs/operations.md, Webhooks). SCHED_IDLE would yield more still, but a thread that
+ * holds a write lock and then waits for an idle core would make the API's writes wait behind it.
+ */
+export const DEFAULT_WEBHOOK_NICE = 19;
 
 /** Webhooks as shipped: `https`, public addresses, the schedule of DESIGN (5 s to 24 h). */
 export const DEFAULT_WEBHOOKS: WebhookOptions = Object.freeze({
@@ -140,6 +153,7 @@ export const DEFAULT_WEBHOOKS: WebhookOptions = Object.freeze({
   allowPrivate: false,
   retrySchedule: DEFAULT_RETRY_SCHEDULE,
   attemptTimeoutMs: ATTEMPT_TIMEOUT_MS,
+  nice: DEFAULT_WEBHOOK_NICE,
 });
 
 /** Webhooks for a demo on one machine: its receivers are local, so `http` and loopback are allowed. */
@@ -274,6 +288,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
       allowPrivate: flag(env, 'PETSTORE_WEBHOOK_ALLOW_PRIVATE', false),
       retrySchedule: retrySchedule(env),
       attemptTimeoutMs: number(env, 'PETSTORE_WEBHOOK_TIMEOUT_MS', ATTEMPT_TIMEOUT_MS, 100),
+      nice: niceValue(env),
     }),
   });
 }
@@ -333,6 +348,16 @@ function number(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0)
   if (raw === undefined) return fallback;
   if (!/^\d{1,9}$/.test(raw.trim()) || Number(raw) < min) {
     throw new ConfigError(`${name} must be a whole number${min > 0 ? ` of at least ${min}` : ''}, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+/** PETSTORE_WEBHOOK_NICE: a nice value of Linux's scale, 0 (the server's own priority) to 19. */
+function niceValue(env: NodeJS.ProcessEnv): number {
+  const raw = nonEmpty(env.PETSTORE_WEBHOOK_NICE);
+  if (raw === undefined) return DEFAULT_WEBHOOK_NICE;
+  if (!/^\d{1,2}$/.test(raw.trim()) || Number(raw) > 19) {
+    throw new ConfigError(`PETSTORE_WEBHOOK_NICE must be a whole number from 0 to 19, got "${raw}"`);
   }
   return Number(raw);
 }

@@ -1,7 +1,14 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ConfigError, DEFAULT_ADMISSION, DEFAULT_LIMITS, SHARED_PORT_ADMISSION_LIMIT, loadConfig } from '../src/config';
+import {
+  ConfigError,
+  DEFAULT_ADMISSION,
+  DEFAULT_LIMITS,
+  DEFAULT_WEBHOOK_NICE,
+  SHARED_PORT_ADMISSION_LIMIT,
+  loadConfig,
+} from '../src/config';
 import { storeLocation } from '../src/store';
 import { BIN, cliEnv } from './helpers/cli';
 import { tempDir } from './helpers/temp-dir';
@@ -16,7 +23,15 @@ describe('loadConfig', () => {
     expect(config.databaseUrl).toBeUndefined();
     expect(config.shutdownTimeoutMs).toBe(10_000);
     expect(config.port).toBe(8080);
+    expect(config.webhooks.nice).toBe(DEFAULT_WEBHOOK_NICE);
+    expect(DEFAULT_WEBHOOK_NICE).toBe(19);
     expect(Object.isFrozen(config) && Object.isFrozen(config.limits)).toBe(true);
+  });
+
+  test("PETSTORE_WEBHOOK_NICE sets the delivery thread's nice value, 0 to 19", () => {
+    expect(loadConfig({ PETSTORE_WEBHOOK_NICE: '0' }).webhooks.nice).toBe(0);
+    expect(loadConfig({ PETSTORE_WEBHOOK_NICE: '10' }).webhooks.nice).toBe(10);
+    expect(loadConfig({ PETSTORE_WEBHOOK_NICE: '19' }).webhooks.nice).toBe(19);
   });
 
   test('reads every limit from its variable', () => {
@@ -58,6 +73,11 @@ describe('loadConfig', () => {
     ['PETSTORE_DATABASE_URL', 'mysql://x', 'PETSTORE_DATABASE_URL must be a postgres:// or postgresql:// URL'],
     ['PETSTORE_SHUTDOWN_TIMEOUT_MS', '1e4', 'PETSTORE_SHUTDOWN_TIMEOUT_MS must be a whole number, got "1e4"'],
     ['PETSTORE_REUSE_PORT', 'yes', 'PETSTORE_REUSE_PORT must be true, false, 1 or 0, got "yes"'],
+    ...['20', '-1', '5.5', 'low'].map((value) => [
+      'PETSTORE_WEBHOOK_NICE',
+      value,
+      `PETSTORE_WEBHOOK_NICE must be a whole number from 0 to 19, got "${value}"`,
+    ]),
     [
       'PETSTORE_RATE_LIMIT',
       '600/minute',

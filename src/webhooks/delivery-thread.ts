@@ -29,7 +29,7 @@ import { CLAIM_EVERY_MS, startDelivery, type Delivery } from './delivery';
  *   for at start, every few seconds, and at a commit of events (at most once a second): a server
  *   whose store has no endpoint spends no memory on one.
  * - **Behind the API for the cores.** The thread lowers its own scheduling priority (its nice
- *   value, DELIVERY_NICE). When a core is free it runs at once; when the API's requests want every
+ *   value, PETSTORE_WEBHOOK_NICE, 19 as shipped). When a core is free it runs at once; when the API's requests want every
  *   core, they run first and delivery takes what is left, so a burst of deliveries waits a moment
  *   rather than slowing the answers.
  * - **stop()** ends the thread's workers, gives their endpoints up and closes its store, as
@@ -87,14 +87,6 @@ const DELIVERY_POOL_SIZE = 4;
  * the default (16 MB a semi-space) would add about 25 MB to the process's memory for nothing.
  */
 const YOUNG_GENERATION_MB = 4;
-/**
- * The thread's nice value, the lowest priority Linux's scale has (0 to 19). A core that the
- * server's event loop also wants gives the thread about a seventieth of its time: delivery still
- * moves on a machine the API keeps busy, and takes little of the API's share. SCHED_IDLE would
- * take less still, but a thread that holds a write lock and then waits for an idle core would make
- * the API's writes wait behind it.
- */
-export const DELIVERY_NICE = 19;
 /** How long a failed thread waits before it is started again. */
 const RESTART_AFTER_MS = 1000;
 /**
@@ -246,7 +238,7 @@ async function runThread(port: MessagePort, data: ThreadData): Promise<void> {
     else running.store?.toldOfCommit();
   });
 
-  behindTheApi(logger);
+  behindTheApi(data.webhooks.nice, logger);
   // The server tells the thread of its commits itself: under its name, their NOTIFYs wake nobody here.
   const opened = await openStore(data.config, logger, { announceAs: data.announceAs });
   running.store = opened;
@@ -284,15 +276,16 @@ async function runThread(port: MessagePort, data: ThreadData): Promise<void> {
 }
 
 /**
- * Lowers this thread's priority to DELIVERY_NICE. On Linux a nice value belongs to a thread, and
+ * Lowers this thread's priority to the nice value it is given, never raising it above the
+ * server's. On Linux a nice value belongs to a thread, and
  * `os.setPriority` given the thread's own id (from /proc/thread-self) sets this thread's alone.
  * Elsewhere, or where the kernel refuses, delivery runs at the server's priority and says so.
  */
-function behindTheApi(logger: Logger): void {
+function behindTheApi(nice: number, logger: Logger): void {
   if (process.platform !== 'linux') return;
   try {
     const tid = Number(path.basename(fs.readlinkSync('/proc/thread-self')));
-    if (os.getPriority(tid) < DELIVERY_NICE) os.setPriority(tid, DELIVERY_NICE);
+    if (os.getPriority(tid) < nice) os.setPriority(tid, nice);
   } catch (err) {
     logger.warn({ err: errorMessage(err) }, "webhook delivery runs at the server's priority");
   }
