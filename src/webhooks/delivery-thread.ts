@@ -29,9 +29,9 @@ import { CLAIM_EVERY_MS, startDelivery, type Delivery } from './delivery';
  *   for at start, every few seconds, and at a commit of events (at most once a second): a server
  *   whose store has no endpoint spends no memory on one.
  * - **Behind the API for the cores.** The thread lowers its own scheduling priority (its nice
- *   value, PETSTORE_WEBHOOK_NICE, 19 as shipped). When a core is free it runs at once; when the API's requests want every
- *   core, they run first and delivery takes what is left, so a burst of deliveries waits a moment
- *   rather than slowing the answers.
+ *   value, PETSTORE_WEBHOOK_NICE, 19 as shipped). When a core is free it runs at once; when the
+ *   API's requests want every core, they run first and delivery takes what is left, so a burst of
+ *   deliveries waits a moment rather than slowing the answers.
  * - **stop()** ends the thread's workers, gives their endpoints up and closes its store, as
  *   delivery's stop() did; a SIGKILL ends the thread with the process.
  */
@@ -277,9 +277,9 @@ async function runThread(port: MessagePort, data: ThreadData): Promise<void> {
 
 /**
  * Lowers this thread's priority to the nice value it is given, never raising it above the
- * server's. On Linux a nice value belongs to a thread, and
- * `os.setPriority` given the thread's own id (from /proc/thread-self) sets this thread's alone.
- * Elsewhere, or where the kernel refuses, delivery runs at the server's priority and says so.
+ * server's. On Linux a nice value belongs to a thread, and `os.setPriority` given the thread's own
+ * id (from /proc/thread-self) sets this thread's alone. Elsewhere, or where the kernel refuses,
+ * delivery runs at the server's priority and says so.
  */
 function behindTheApi(nice: number, logger: Logger): void {
   if (process.platform !== 'linux') return;
