@@ -146,6 +146,8 @@ export interface WebhookOptions {
  * holds a write lock and then waits for an idle core would make the API's writes wait behind it.
  */
 export const DEFAULT_WEBHOOK_NICE = 19;
+/** The lowest priority of Linux's nice scale, and so the highest value PETSTORE_WEBHOOK_NICE takes. */
+const MAX_NICE = 19;
 
 /** Webhooks as shipped: `https`, public addresses, the schedule of DESIGN (5 s to 24 h). */
 export const DEFAULT_WEBHOOKS: WebhookOptions = Object.freeze({
@@ -288,7 +290,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
       allowPrivate: flag(env, 'PETSTORE_WEBHOOK_ALLOW_PRIVATE', false),
       retrySchedule: retrySchedule(env),
       attemptTimeoutMs: number(env, 'PETSTORE_WEBHOOK_TIMEOUT_MS', ATTEMPT_TIMEOUT_MS, 100),
-      nice: niceValue(env),
+      nice: number(env, 'PETSTORE_WEBHOOK_NICE', DEFAULT_WEBHOOK_NICE, 0, MAX_NICE),
     }),
   });
 }
@@ -342,22 +344,13 @@ function parsePort(raw: string, name: string): number {
   return port;
 }
 
-/** A whole-number variable (milliseconds or bytes), at least `min`, or its default when unset. */
-function number(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
+/** A whole-number variable (milliseconds, bytes, a nice value), from `min` to `max`, or its default when unset. */
+function number(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0, max?: number): number {
   const raw = nonEmpty(env[name]);
   if (raw === undefined) return fallback;
-  if (!/^\d{1,9}$/.test(raw.trim()) || Number(raw) < min) {
-    throw new ConfigError(`${name} must be a whole number${min > 0 ? ` of at least ${min}` : ''}, got "${raw}"`);
-  }
-  return Number(raw);
-}
-
-/** PETSTORE_WEBHOOK_NICE: a nice value of Linux's scale, 0 (the server's own priority) to 19. */
-function niceValue(env: NodeJS.ProcessEnv): number {
-  const raw = nonEmpty(env.PETSTORE_WEBHOOK_NICE);
-  if (raw === undefined) return DEFAULT_WEBHOOK_NICE;
-  if (!/^\d{1,2}$/.test(raw.trim()) || Number(raw) > 19) {
-    throw new ConfigError(`PETSTORE_WEBHOOK_NICE must be a whole number from 0 to 19, got "${raw}"`);
+  if (!/^\d{1,9}$/.test(raw.trim()) || Number(raw) < min || (max !== undefined && Number(raw) > max)) {
+    const bounds = max !== undefined ? ` from ${min} to ${max}` : min > 0 ? ` of at least ${min}` : '';
+    throw new ConfigError(`${name} must be a whole number${bounds}, got "${raw}"`);
   }
   return Number(raw);
 }
