@@ -1,7 +1,9 @@
 import path from 'node:path';
 import { MessageChannel } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import { openSqliteStore, type Store } from '../../../src/store';
+import { authorize } from '../../../src/http/steps/authorize';
+import type { Exchange } from '../../../src/http/steps/step';
+import { openSqliteStore, type KeyMatch, type Store } from '../../../src/store';
 import { order } from '../../helpers/stores';
 import { tempDir } from '../../helpers/temp-dir';
 
@@ -53,6 +55,10 @@ async function withStore(name: string, body: (store: Store, outside: Database.Da
   }
 }
 
+const cancelOutside = (outside: Database.Database): void => {
+  outside.prepare("UPDATE orders SET status = 'cancelled', cancelled_at = ? WHERE id = 1").run(AT);
+};
+
 const revokeOutside = (outside: Database.Database): void => {
   outside.prepare('UPDATE api_keys SET revoked_at = ? WHERE name = ?').run(AT, 'k');
 };
@@ -89,6 +95,37 @@ describe("a SQLite store's reads in one turn of the event loop", () => {
       );
       revokeOutside(outside);
       expect(await inNextPoll(() => store.readTogether(() => store.findKey(HASH, AT)))).toMatchObject({ state: 'revoked' });
+    });
+  });
+
+  test('share one read transaction among the requests that one rate-limit count lets on, begun after its commit', async () => {
+    await withStore('counted', async (store, outside) => {
+      const step = authorize({ document: { paths: {} }, store, defaultPolicies: [], errors: {} as never, operations: [] });
+      const exchange = {
+        operation: { operationId: 'getOrderById', responses: {} },
+        security: { keyName: 'k', scopes: ['orders:read'], policies: [{ quota: 1000, unit: 'day' }] },
+      } as unknown as Exchange;
+      // What each request reads once counted: the order and the key. After the first has read
+      // them, another process revokes the key.
+      const seen: string[] = [];
+      const handler = () => {
+        seen.push(
+          `order ${store.getOrder(1) === undefined ? 'gone' : 'found'}, key ${(store.findKey(HASH, AT) as KeyMatch | null)?.state}`,
+        );
+        if (seen.length === 1) revokeOutside(outside);
+        return { status: 204 };
+      };
+      // Two requests read in one poll, each counted; one commit of the count lets both on. Another
+      // process cancels the order before that commit, and both find it gone.
+      const replies = await inNextPoll(() => {
+        const both = [0, 1].map(async () => store.readTogether(() => step(exchange, handler)));
+        cancelOutside(outside);
+        return Promise.all(both);
+      });
+      expect(replies).toEqual([{ status: 204 }, { status: 204 }]);
+      expect(seen).toEqual(['order gone, key active', 'order gone, key active']);
+      await nextTurn();
+      expect(store.findKey(HASH, AT)).toMatchObject({ state: 'revoked' });
     });
   });
 
