@@ -25,7 +25,7 @@ import { authenticate } from './steps/authenticate';
 import { authorize } from './steps/authorize';
 import { handle } from './steps/handle';
 import { readBody } from './steps/read-body';
-import { runSteps, type RoutedRequest, type Step } from './steps/step';
+import { runSteps, type Resume, type RoutedRequest, type Step } from './steps/step';
 import { validate } from './steps/validate';
 import { createWriter } from './stream';
 
@@ -121,6 +121,9 @@ export async function createDispatcher<V extends ApiVersion>(options: Dispatcher
     handle(handlers), // the reply
   ];
 
+  /** A request resumed after a wait reads with the others resumed in its turn (Store.readTogether). */
+  const resume: Resume = (run) => store.readTogether(run);
+
   /** Check, then write: the reply as the contract allows it, on the wire. */
   const send = (request: RoutedRequest, res: ServerResponse, reply: Reply): MaybePromise<void> => {
     const checked = replies.check(request.context, reply);
@@ -136,6 +139,6 @@ export async function createDispatcher<V extends ApiVersion>(options: Dispatcher
     if (operation === undefined) return send(request, res, errors.miss(request.path));
     context.operation = operation;
     context.handledBy = operation.operationId;
-    return andThen(runSteps(steps, { request, res, operation, method }, errors), (reply) => send(request, res, reply));
+    return andThen(runSteps(steps, { request, res, operation, method }, errors, resume), (reply) => send(request, res, reply));
   };
 }

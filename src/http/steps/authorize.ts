@@ -3,7 +3,7 @@ import { missingScopes, quotasOf, rateLimitFields, verdictOf } from '../../keys'
 import { andThen } from '../../maybe-promise';
 import type { Operation } from '../../openapi';
 import type { Policy } from '../../rate-policy';
-import type { RateCounter, Store } from '../../store';
+import type { RateCounter } from '../../store';
 import type { ErrorReplies } from '../error-reply';
 import type { Step } from './step';
 
@@ -11,7 +11,7 @@ import type { Step } from './step';
 export interface AuthorizationOptions {
   /** The document: each operation's scopes are read from it (its x-scopes), once. */
   document: Parameters<typeof operationScopes>[0];
-  store: RateCounter & Pick<Store, 'readTogether'>;
+  store: RateCounter;
   /** The policies of every key without its own (PETSTORE_RATE_LIMIT); none: no limit. */
   defaultPolicies: readonly Policy[];
   errors: Pick<ErrorReplies, 'insufficientScope' | 'rateLimited'>;
@@ -43,17 +43,13 @@ export function authorize(options: AuthorizationOptions): Step {
     if (keyName === undefined) return next();
     const policies = security.policies ?? defaultPolicies;
     if (policies.length === 0) return next();
-    // The requests one commit of the count lets on had all arrived before it: what they read next
-    // may share one read transaction, begun after that commit (Store.readTogether).
-    return andThen(store.countRequest(keyName, quotasOf(policies)), ({ admitted, windows }) =>
-      store.readTogether(() => {
-        const verdict = verdictOf(policies, admitted, windows);
-        const reply = verdict.admitted ? next() : errors.rateLimited(operation, verdict.retryAfter);
-        if (!fielded.has(operation)) return reply;
-        const fields = rateLimitFields(policies, verdict);
-        return andThen(reply, (made) => ({ ...made, headers: { ...made.headers, ...fields } }));
-      }),
-    );
+    return andThen(store.countRequest(keyName, quotasOf(policies)), ({ admitted, windows }) => {
+      const verdict = verdictOf(policies, admitted, windows);
+      const reply = verdict.admitted ? next() : errors.rateLimited(operation, verdict.retryAfter);
+      if (!fielded.has(operation)) return reply;
+      const fields = rateLimitFields(policies, verdict);
+      return andThen(reply, (made) => ({ ...made, headers: { ...made.headers, ...fields } }));
+    });
   };
 }
 

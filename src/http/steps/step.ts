@@ -45,23 +45,42 @@ export interface Exchange {
 export type Step = (exchange: Exchange, next: () => MaybePromise<Reply>) => MaybePromise<Reply>;
 
 /**
+ * Runs `run` as a request resumed later, after a wait: `Store.readTogether`, so that the requests
+ * resumed together share one read transaction, as those dispatched together do.
+ */
+export type Resume = <T>(run: () => T) => T;
+
+/**
  * Runs `steps` in order: each gets the rest as its `next`. Whatever a step throws, at once or later,
  * becomes its Error reply where it is thrown, so the steps before it see a reply like any other
  * (unwinding every step to one catch cost a small request a measurable share of its time:
  * docs/performance.md, "Where the time goes").
+ *
+ * A step that goes on only after a wait (the rate limit's count, admission's turn) calls `next`
+ * after it has returned: the rest of the steps then run inside `resume`.
  */
-export function runSteps(steps: readonly Step[], exchange: Exchange, errors: Pick<ErrorReplies, 'thrown'>): MaybePromise<Reply> {
+export function runSteps(
+  steps: readonly Step[],
+  exchange: Exchange,
+  errors: Pick<ErrorReplies, 'thrown'>,
+  resume: Resume,
+): MaybePromise<Reply> {
   const { context } = exchange.request;
   const from = (i: number): MaybePromise<Reply> => {
     const step = steps[i];
     if (step === undefined) throw new Error(`the last step of ${exchange.operation.operationId} went on to none`);
     let passed: MaybePromise<Reply> | undefined;
+    /** Whether the step has returned: a `next` called after that resumes the request. */
+    let returned = false;
+    const rest = (): MaybePromise<Reply> => (passed = returned ? resume(() => from(i + 1)) : from(i + 1));
     try {
-      const reply = step(exchange, () => (passed = from(i + 1)));
+      const reply = step(exchange, rest);
       // What the steps after it answered is caught already: a step that hands it on as it is adds no catch.
       return reply instanceof Promise && reply !== passed ? reply.catch((err: unknown) => errors.thrown(err, context)) : reply;
     } catch (err) {
       return errors.thrown(err, context);
+    } finally {
+      returned = true;
     }
   };
   return from(0);

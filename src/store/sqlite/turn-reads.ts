@@ -16,9 +16,9 @@ const polls = (): number => performance.nodeTiming.uvMetricsInfo.loopCount;
  * revoked by another process is refused from the next request on, as it always was.
  *
  * - **Begun only inside `together`**, which the server runs around each request's dispatch, where
- *   the request has arrived, and the rate limit around the steps of the requests one commit of its
- *   count lets on (the check phase), which had all arrived before it. A read elsewhere (a timer,
- *   the delivery worker) never begins one: it has nothing to share it with.
+ *   the request has arrived, and the step runner around the steps of a request let on after a wait
+ *   (a commit of the rate-limit count, admission's turn), which had arrived before it. A read
+ *   elsewhere (a timer, the delivery worker) never begins one: it has nothing to share it with.
  * - **Ended** at the end of the turn (the check phase, right after the requests were read); before
  *   any write on the connection, which must never run in an older snapshot; and when this process
  *   commits on another connection or hears of a commit, so that what it wrote or was told of is read.

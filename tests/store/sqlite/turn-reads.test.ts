@@ -2,7 +2,7 @@ import path from 'node:path';
 import { MessageChannel } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { authorize } from '../../../src/http/steps/authorize';
-import type { Exchange } from '../../../src/http/steps/step';
+import { runSteps, type Exchange, type Step } from '../../../src/http/steps/step';
 import { openSqliteStore, type Store } from '../../../src/store';
 import { order } from '../../helpers/stores';
 import { tempDir } from '../../helpers/temp-dir';
@@ -34,6 +34,28 @@ async function inNextPoll<T>(run: () => T | Promise<T>): Promise<T> {
     channel.port1.close();
     channel.port2.close();
   }
+}
+
+/** What a request's handler reads here: order 1 and the key, as one line. */
+function readOrderAndKey(store: Store): string {
+  const key = store.findKey(HASH, AT);
+  // A SQLite store answers at once: a promise here would be a read this test does not mean.
+  if (key instanceof Promise) throw new Error('a SQLite key check was not answered at once');
+  return `order ${store.getOrder(1) === undefined ? 'gone' : 'found'}, key ${key?.state}`;
+}
+
+/**
+ * Runs `steps` on one request as the dispatcher does (a request resumed after a wait reads with the
+ * others of its turn), with what of an Exchange they read: its operation, and its key.
+ */
+function runAsDispatched(store: Store, steps: readonly Step[], exchange: object) {
+  const request = { method: 'GET', path: '/', query: '', headers: {}, context: { id: 'r' } };
+  const thrown = (err: unknown) => {
+    throw err;
+  };
+  return runSteps(steps, { ...exchange, request, res: {}, method: 'GET' } as unknown as Exchange, { thrown }, (run) =>
+    store.readTogether(run),
+  );
 }
 
 /**
@@ -100,27 +122,52 @@ describe("a SQLite store's reads in one turn of the event loop", () => {
 
   test('share one read transaction among the requests that one rate-limit count lets on, begun after its commit', async () => {
     await withStore('counted', async (store, outside) => {
-      const step = authorize({ document: { paths: {} }, store, defaultPolicies: [], errors: {} as never, operations: [] });
+      const counted = authorize({ document: { paths: {} }, store, defaultPolicies: [], errors: {} as never, operations: [] });
       const exchange = {
         operation: { operationId: 'getOrderById', responses: {} },
         security: { keyName: 'k', scopes: ['orders:read'], policies: [{ quota: 1000, unit: 'day' }] },
-      } as unknown as Exchange;
+      };
       // What each request reads once counted: the order and the key. After the first has read
       // them, another process revokes the key.
       const seen: string[] = [];
-      const handler = () => {
-        const key = store.findKey(HASH, AT);
-        // A SQLite store answers at once: a promise here would be a read this test does not mean.
-        if (key instanceof Promise) throw new Error('a SQLite key check was not answered at once');
-        seen.push(`order ${store.getOrder(1) === undefined ? 'gone' : 'found'}, key ${key?.state}`);
+      const handle: Step = () => {
+        seen.push(readOrderAndKey(store));
         if (seen.length === 1) revokeOutside(outside);
         return { status: 204 };
       };
       // Two requests read in one poll, each counted; one commit of the count lets both on. Another
       // process cancels the order before that commit, and both find it gone.
       const replies = await inNextPoll(() => {
-        const both = [0, 1].map(async () => store.readTogether(() => step(exchange, handler)));
+        const both = [0, 1].map(async () => store.readTogether(() => runAsDispatched(store, [counted, handle], exchange)));
         cancelOutside(outside);
+        return Promise.all(both);
+      });
+      expect(replies).toEqual([{ status: 204 }, { status: 204 }]);
+      expect(seen).toEqual(['order gone, key active', 'order gone, key active']);
+      await nextTurn();
+      expect(store.findKey(HASH, AT)).toMatchObject({ state: 'revoked' });
+    });
+  });
+
+  test('share one read transaction among the requests that a step lets on after a wait of its own (admission, say)', async () => {
+    await withStore('resumed', async (store, outside) => {
+      let open = (): void => undefined;
+      const turn = new Promise<void>((resolve) => (open = resolve));
+      const waits: Step = (_exchange, next) => turn.then(next);
+      const seen: string[] = [];
+      const handle: Step = () => {
+        seen.push(readOrderAndKey(store));
+        if (seen.length === 1) revokeOutside(outside);
+        return { status: 204 };
+      };
+      const exchange = { operation: { operationId: 'listOrders', responses: {} } };
+      // Two requests read in one poll wait for their turn; another process cancels the order
+      // meanwhile; both are let on in a later turn, which reads the order gone, and the key as
+      // the first of them read it.
+      const replies = await inNextPoll(() => {
+        const both = [0, 1].map(async () => store.readTogether(() => runAsDispatched(store, [waits, handle], exchange)));
+        cancelOutside(outside);
+        setImmediate(open);
         return Promise.all(both);
       });
       expect(replies).toEqual([{ status: 204 }, { status: 204 }]);
