@@ -489,9 +489,10 @@ export interface Store extends OrderReads, OrderMoves, Placements, OrderImport, 
   readonly announcesAs: string | undefined;
   /**
    * Runs `run`, a request's dispatch or the steps of a request let on after a wait, whose reads may
-   * share one read transaction with the other requests the same turn of the event loop answers: the store as it stood at the turn's first read,
-   * made after every one of them had arrived. Ended at the end of the turn, and before anything the
-   * process writes. A store that gains nothing from it just runs `run`.
+   * share one read transaction with the other requests the same turn of the event loop answers:
+   * the store as it stood at the turn's first read, made after every one of them had arrived.
+   * Ended at the end of the turn, and before anything the process writes. A store that gains
+   * nothing from it just runs `run`.
    */
   readTogether<T>(run: () => T): T;
 }
