@@ -2,7 +2,7 @@ import path from 'node:path';
 import { MessageChannel } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { authorize } from '../../../src/http/steps/authorize';
-import { runSteps, type Exchange, type Step } from '../../../src/http/steps/step';
+import { runSteps, type Exchange, type Resume, type Step } from '../../../src/http/steps/step';
 import { openSqliteStore, type Store } from '../../../src/store';
 import { order } from '../../helpers/stores';
 import { tempDir } from '../../helpers/temp-dir';
@@ -36,26 +36,43 @@ async function inNextPoll<T>(run: () => T | Promise<T>): Promise<T> {
   }
 }
 
-/** What a request's handler reads here: order 1 and the key, as one line. */
-function readOrderAndKey(store: Store): string {
-  const key = store.findKey(HASH, AT);
-  // A SQLite store answers at once: a promise here would be a read this test does not mean.
-  if (key instanceof Promise) throw new Error('a SQLite key check was not answered at once');
-  return `order ${store.getOrder(1) === undefined ? 'gone' : 'found'}, key ${key?.state}`;
-}
-
 /**
- * Runs `steps` on one request as the dispatcher does (a request resumed after a wait reads with the
- * others of its turn), with what of an Exchange they read: its operation, and its key.
+ * Two requests read in one poll, run through `wait` and then a handler as the dispatcher runs them:
+ * each dispatch inside `Store.readTogether`, and the steps of a request resumed after a wait inside
+ * it again. Another process cancels order 1 as they arrive, before `wait` lets them on (`meanwhile`
+ * runs right after, in the same poll), and revokes the key once the first request has read. The
+ * replies, and what each request read of the order and the key.
  */
-function runAsDispatched(store: Store, steps: readonly Step[], exchange: object) {
+async function twoLetOnAfter(
+  store: Store,
+  outside: Database.Database,
+  wait: Step,
+  exchange: object,
+  meanwhile: () => void = () => undefined,
+): Promise<{ replies: unknown[]; seen: string[] }> {
+  const seen: string[] = [];
+  const handle: Step = () => {
+    const key = store.findKey(HASH, AT);
+    // A SQLite store answers at once: a promise here would be a read this test does not mean.
+    if (key instanceof Promise) throw new Error('a SQLite key check was not answered at once');
+    seen.push(`order ${store.getOrder(1) === undefined ? 'gone' : 'found'}, key ${key?.state}`);
+    if (seen.length === 1) revokeOutside(outside);
+    return { status: 204 };
+  };
+  // What of an Exchange the steps read: its operation, and its key.
   const request = { method: 'GET', path: '/', query: '', headers: {}, context: { id: 'r' } };
+  const dispatched = { ...exchange, request, res: {}, method: 'GET' } as unknown as Exchange;
   const thrown = (err: unknown) => {
     throw err;
   };
-  return runSteps(steps, { ...exchange, request, res: {}, method: 'GET' } as unknown as Exchange, { thrown }, (run) =>
-    store.readTogether(run),
-  );
+  const resume: Resume = (run) => store.readTogether(run);
+  const replies = await inNextPoll(() => {
+    const both = [0, 1].map(async () => resume(() => runSteps([wait, handle], dispatched, { thrown }, resume)));
+    cancelOutside(outside);
+    meanwhile();
+    return Promise.all(both);
+  });
+  return { replies, seen };
 }
 
 /**
@@ -127,21 +144,9 @@ describe("a SQLite store's reads in one turn of the event loop", () => {
         operation: { operationId: 'getOrderById', responses: {} },
         security: { keyName: 'k', scopes: ['orders:read'], policies: [{ quota: 1000, unit: 'day' }] },
       };
-      // What each request reads once counted: the order and the key. After the first has read
-      // them, another process revokes the key.
-      const seen: string[] = [];
-      const handle: Step = () => {
-        seen.push(readOrderAndKey(store));
-        if (seen.length === 1) revokeOutside(outside);
-        return { status: 204 };
-      };
-      // Two requests read in one poll, each counted; one commit of the count lets both on. Another
-      // process cancels the order before that commit, and both find it gone.
-      const replies = await inNextPoll(() => {
-        const both = [0, 1].map(async () => store.readTogether(() => runAsDispatched(store, [counted, handle], exchange)));
-        cancelOutside(outside);
-        return Promise.all(both);
-      });
+      // Each counted; one commit of the count lets both on, after the cancel: both find the order
+      // gone, and the key as the first of them read it.
+      const { replies, seen } = await twoLetOnAfter(store, outside, counted, exchange);
       expect(replies).toEqual([{ status: 204 }, { status: 204 }]);
       expect(seen).toEqual(['order gone, key active', 'order gone, key active']);
       await nextTurn();
@@ -154,22 +159,10 @@ describe("a SQLite store's reads in one turn of the event loop", () => {
       let open = (): void => undefined;
       const turn = new Promise<void>((resolve) => (open = resolve));
       const waits: Step = (_exchange, next) => turn.then(next);
-      const seen: string[] = [];
-      const handle: Step = () => {
-        seen.push(readOrderAndKey(store));
-        if (seen.length === 1) revokeOutside(outside);
-        return { status: 204 };
-      };
       const exchange = { operation: { operationId: 'listOrders', responses: {} } };
-      // Two requests read in one poll wait for their turn; another process cancels the order
-      // meanwhile; both are let on in a later turn, which reads the order gone, and the key as
-      // the first of them read it.
-      const replies = await inNextPoll(() => {
-        const both = [0, 1].map(async () => store.readTogether(() => runAsDispatched(store, [waits, handle], exchange)));
-        cancelOutside(outside);
-        setImmediate(open);
-        return Promise.all(both);
-      });
+      // Both wait for their turn, which comes in the check phase after the cancel: both read the
+      // order gone, and the key as the first of them read it.
+      const { replies, seen } = await twoLetOnAfter(store, outside, waits, exchange, () => setImmediate(open));
       expect(replies).toEqual([{ status: 204 }, { status: 204 }]);
       expect(seen).toEqual(['order gone, key active', 'order gone, key active']);
       await nextTurn();
