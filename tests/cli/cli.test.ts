@@ -129,6 +129,15 @@ describe('keys', () => {
     expect(scopes()).toEqual({ dashboard: 'orders:read,orders:cancel', both: 'orders:cancel,orders:read' });
   });
 
+  // One store for every refused command: each leaves its key list as it found it.
+  let refusing: string;
+  let listedBefore: string;
+  beforeAll(() => {
+    refusing = path.join(tmp.dir, 'refusing', 'petstore.db');
+    cli(['--db', refusing, 'keys', 'create', '--name', 'existing', '--expires-in', '30d']);
+    listedBefore = cli(['--db', refusing, 'keys', 'list']).stdout;
+  });
+
   test.each([
     [
       ['create', '--name', 'k', '--expires-in', '3w'],
@@ -170,15 +179,13 @@ describe('keys', () => {
     [['update', 'existing', '--scopes', 'admin', '--no-expiry'], '--scopes: unknown scope "admin"'],
     [['update', 'nobody', '--no-expiry'], 'NAME: no active key is named "nobody"'],
   ])('keys %j fails naming what is wrong, and changes nothing', (args, message) => {
-    cli(['--db', db, 'keys', 'create', '--name', 'existing', '--expires-in', '30d']);
-    const listed = cli(['--db', db, 'keys', 'list']).stdout;
-
-    const result = cli(['--db', db, 'keys', ...args]);
+    const result = cli(['--db', refusing, 'keys', ...args]);
 
     expect(result.status).toBe(1);
     expect(result.stderr).toContain(message);
     expect(result.stdout).toBe('');
-    expect(cli(['--db', db, 'keys', 'list']).stdout).toBe(listed);
+    expect(listedBefore).toContain('existing');
+    expect(cli(['--db', refusing, 'keys', 'list']).stdout).toBe(listedBefore);
   });
 
   test('rotate prints a new key for the same name, alone, and refuses a bad grace or an unknown name, changing nothing', () => {
