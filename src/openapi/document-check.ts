@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import path from 'node:path';
 import type Ajv from 'ajv';
 import type { ErrorObject, Options } from 'ajv';
 import AjvDraft04 from 'ajv-draft-04';
@@ -11,11 +13,14 @@ import { openApiLineOf, type OpenApiLine } from './dialect';
 /** A standalone Ajv validate function. */
 type Check = ((document: unknown) => boolean) & { errors?: ErrorObject[] | null };
 
-/** Where the build puts each line's check, compiled ahead of time (scripts/precompile.mjs). */
+/** Where the build puts each line's check, compiled ahead of time (scripts/precompile.mjs), beside its compiled code. */
 const PRECOMPILED: Record<OpenApiLine, string> = {
   '3.0': '../../generated/openapi-3.0-check.js',
   '3.1': '../../generated/openapi-3.1-check.js',
 };
+
+/** The same checks as the project's build made them, for this code run from source (ts-jest). */
+const BUILT = (line: OpenApiLine): string => path.join(__dirname, '..', '..', 'dist', 'generated', `openapi-${line}-check.js`);
 
 /** JSON Schema 2020-12's own schema, which Ajv's 2020-12 class carries. */
 const JSON_SCHEMA_2020 = 'https://json-schema.org/draft/2020-12/schema';
@@ -34,39 +39,68 @@ const JSON_SCHEMA_2020 = 'https://json-schema.org/draft/2020-12/schema';
  *   place means the same for a document in the default dialect. `media-range` (a media type
  *   pattern) is named but not defined by any format library: it is taken as written.
  */
-export function documentSchema(line: OpenApiLine, options: Options = {}): { ajv: Ajv; schema: object } {
+export function documentSchema(line: OpenApiLine, options: Options = {}): { ajv: Ajv; schema: object; fingerprint: string } {
   if (line === '3.0') {
-    const ajv = new AjvDraft04({ allErrors: true, strict: false, ...options });
+    const settings = { allErrors: true, strict: false };
+    const ajv = new AjvDraft04({ ...settings, ...options });
     addFormats(ajv);
-    return { ajv, schema: openapi.v3 };
+    return { ajv, schema: openapi.v3, fingerprint: fingerprintOf(line, settings, openapi.v3) };
   }
-  const ajv = new Ajv2020({ allErrors: true, strict: false, formats: { 'media-range': true }, ...options });
+  const settings: Options = { allErrors: true, strict: false, formats: { 'media-range': true } };
+  const ajv = new Ajv2020({ ...settings, ...options });
   addFormats(ajv);
   const published = JSON.stringify(openapi.v31);
   const schema = JSON.parse(published.replaceAll('{"$dynamicRef":"#meta"}', '{"$ref":"#/$defs/schema"}')) as {
     $defs: Record<string, unknown>;
   };
   schema.$defs.schema = { $ref: JSON_SCHEMA_2020 };
-  return { ajv, schema };
+  return { ajv, schema, fingerprint: fingerprintOf(line, settings, schema) };
 }
 
 /**
- * The check that a document is valid OpenAPI of `line`, as the build compiled it; compiled now
- * when the code runs from source, unbuilt (ts-jest).
+ * What a check is compiled from, as one hash: the line, Ajv's settings and the schema, and the
+ * versions of Ajv and ajv-formats that compile it. The build writes it into each precompiled check.
+ */
+function fingerprintOf(line: OpenApiLine, settings: object, schema: object): string {
+  const versions = ['ajv/package.json', 'ajv-formats/package.json'].map(
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    (manifest) => (require(manifest) as { version: string }).version,
+  );
+  return createHash('sha256').update(JSON.stringify({ line, settings, schema, versions })).digest('hex');
+}
+
+/**
+ * The check that a document is valid OpenAPI of `line`, as the build compiled it. Run from source,
+ * unbuilt (ts-jest), it is the project's build of the same check when that was compiled from what
+ * this code would compile (its fingerprint says so), and otherwise compiled now.
  */
 export function documentCheck(line: OpenApiLine): Check {
   let check = checks.get(line);
   if (check !== undefined) return check;
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    check = require(PRECOMPILED[line]) as Check;
-  } catch (err) {
-    if (errorCode(err) !== 'MODULE_NOT_FOUND' || !errorMessage(err).includes(`openapi-${line}-check`)) throw err;
+  check = precompiled(PRECOMPILED[line], line) ?? builtFromTheSame(line);
+  if (check === undefined) {
     const { ajv, schema } = documentSchema(line);
     check = ajv.compile(schema);
   }
   checks.set(line, check);
   return check;
+}
+
+/** The precompiled check at `file`, or undefined where there is none. */
+function precompiled(file: string, line: OpenApiLine): (Check & { fingerprint?: string }) | undefined {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return require(file) as Check & { fingerprint?: string };
+  } catch (err) {
+    if (errorCode(err) !== 'MODULE_NOT_FOUND' || !errorMessage(err).includes(`openapi-${line}-check`)) throw err;
+    return undefined;
+  }
+}
+
+/** The project's build of `line`'s check, if it was compiled from what this code would compile. */
+function builtFromTheSame(line: OpenApiLine): Check | undefined {
+  const built = precompiled(BUILT(line), line);
+  return built !== undefined && built.fingerprint === documentSchema(line).fingerprint ? built : undefined;
 }
 
 /** Each line's check, once loaded or compiled. */

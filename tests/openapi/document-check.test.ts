@@ -3,7 +3,7 @@ import { serviceOptions } from '../../src/config';
 import os from 'node:os';
 import path from 'node:path';
 import OpenAPISchemaValidator from 'openapi-schema-validator';
-import { documentSchema } from '../../src/openapi/document-check';
+import { documentCheck, documentSchema } from '../../src/openapi/document-check';
 import type { OpenAPIV3 } from 'openapi-types';
 import { cloneDocument, loadDocument } from '../../src/contract/document';
 import type * as Handlers from '../../src/handlers/v1';
@@ -19,7 +19,7 @@ import { ROOT } from '../helpers/project';
 // at every start, which checks every document against 3.0's schema. Each must say exactly what the
 // same schema says compiled at run time. `npm test` builds first, so the built files are there.
 const DIST = path.join(ROOT, 'dist');
-type Check = ((document: unknown) => boolean) & { errors?: unknown[] | null };
+type Check = ((document: unknown) => boolean) & { errors?: unknown[] | null; fingerprint?: string };
 const precompiled = (line: '3.0' | '3.1'): Check =>
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   require(path.join(DIST, 'generated', `openapi-${line}-check.js`)) as Check;
@@ -84,6 +84,14 @@ describe('the precompiled OpenAPI checks', () => {
     expect(now(document)).toBe(valid);
     expect(built.errors ?? []).toEqual(now.errors ?? []);
   });
+
+  test.each(['3.0', '3.1'] as const)(
+    "%s: code run from source (as here) checks with the build's, which says it was compiled from what that code would compile",
+    (line) => {
+      expect(precompiled(line).fingerprint).toBe(documentSchema(line).fingerprint);
+      expect(documentCheck(line)).toBe(precompiled(line));
+    },
+  );
 
   test("3.0's is the OpenAPI Initiative's schema: it takes boolean exclusive bounds, which openapi-schema-validator's refuses", () => {
     const bounded = CHECKS.find(([, name]) => name === 'boolean exclusive bounds')![2];
