@@ -1,7 +1,8 @@
-// Part of `npm run build`: Ajv validators compiled ahead of time into standalone modules, so the
-// server does not compile them at every start: the checks that a document is OpenAPI 3.0, and
-// OpenAPI 3.1, which src/openapi/document-check.ts loads. Each is the schema and the Ajv set-up
-// that module defines (documentSchema, from the build just made), as standalone code.
+// Part of `npm run build`: what the server would otherwise make at every start, made once.
+// - Ajv validators compiled ahead of time into standalone modules: the checks that a document is
+//   OpenAPI 3.0, and OpenAPI 3.1, which src/openapi/document-check.ts loads. Each is the schema and
+//   the Ajv set-up that module defines (documentSchema, from the build just made), as standalone code.
+// - The documents under spec/, parsed, as JSON (see the end of this file).
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -29,4 +30,19 @@ for (const line of ['3.0', '3.1']) {
       // What it was compiled from, so that code run from source can tell whether this is its check (documentCheck).
       `module.exports.fingerprint = ${JSON.stringify(fingerprint)};\n`,
   );
+}
+
+// Each document under spec/ as JSON, named by the hash of its text: a start reads JSON far faster
+// than YAML, and loadDocument finds a copy only for the exact text it was parsed from.
+const { buildParsedDocument } = require(path.join(build, 'src', 'contract', 'document.js'));
+const documents = path.join(build, 'generated', 'documents');
+fs.rmSync(documents, { recursive: true, force: true });
+fs.mkdirSync(documents, { recursive: true });
+for (const file of fs.readdirSync(path.join(root, 'spec'), { recursive: true })) {
+  if (!/\.ya?ml$/.test(file)) continue;
+  const copy = buildParsedDocument(fs.readFileSync(path.join(root, 'spec', file), 'utf8'));
+  if (copy === undefined) continue;
+  // Whole or not at all: a start never reads half a copy.
+  fs.writeFileSync(path.join(documents, `${copy.name}.part`), copy.json);
+  fs.renameSync(path.join(documents, `${copy.name}.part`), path.join(documents, copy.name));
 }

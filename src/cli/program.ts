@@ -9,11 +9,11 @@ import {
   isOpenApiDocument,
   loadDocument,
   loadServedDocuments,
+  parseDocumentText,
   specPath,
 } from '../contract/document';
 import { scopesOf } from '../contract/scopes';
 import { errorCode, errorMessage } from '../thrown';
-import { parse as parseYaml } from 'yaml';
 import type { OpenAPIV3 } from 'openapi-types';
 import { idProblem, parseId } from '../ids';
 import { DEFAULT_SCOPES, expiryOf, generateKey, hashKey, keyNameProblem, laterBy, parseScopes, type ExpiryOptions } from '../keys';
@@ -543,7 +543,7 @@ async function readDocumentFrom(option: string, source: string): Promise<OpenAPI
   }
   let document: unknown;
   try {
-    document = parseYaml(text);
+    document = parseDocumentText(text);
   } catch (err) {
     throw new CliError(`${option}: ${source} is not YAML or JSON: ${err instanceof Error ? err.message : String(err)}`);
   }

@@ -1,9 +1,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createApp } from '../../src/app';
-import { SPEC_PATH, cloneDocument, loadDocument, specPath } from '../../src/contract/document';
+import {
+  SPEC_PATH,
+  buildParsedDocument,
+  cloneDocument,
+  loadDocument,
+  parseDocumentText,
+  parsedDocumentName,
+  specPath,
+} from '../../src/contract/document';
 import { createOpenApi } from '../../src/openapi/adapter';
 import { openSqliteStore } from '../../src/store';
+import { ROOT } from '../helpers/project';
 import { tempDir } from '../helpers/temp-dir';
 
 // A document is parsed once while its file is unchanged, and shared frozen with what is built from
@@ -28,6 +37,47 @@ test('an unchanged file gives the same frozen document; an edited one gives the 
   expect(edited.info.version).toBe('9.9.9');
   expect(Object.isFrozen(edited.info)).toBe(true);
   expect(first.info.version).not.toBe('9.9.9');
+});
+
+/** Where the build writes each document under spec/ as JSON (scripts/precompile.mjs); `npm test` builds first. */
+const BUILT = path.join(ROOT, 'dist', 'generated', 'documents');
+
+test('the build has every document under spec/ as JSON, named by its text, the same as its YAML parses', () => {
+  const spec = path.join(ROOT, 'spec');
+  const files = fs.readdirSync(spec, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.yaml'));
+  expect(files.length).toBeGreaterThan(3);
+  for (const file of files) {
+    const text = fs.readFileSync(path.join(spec, file), 'utf8');
+    const fromYaml = parseDocumentText(text);
+
+    expect([file, JSON.parse(fs.readFileSync(path.join(BUILT, parsedDocumentName(text)), 'utf8'))]).toStrictEqual([file, fromYaml]);
+    expect([file, loadDocument(path.join(spec, file))]).toStrictEqual([file, fromYaml]);
+  }
+});
+
+test("a document is read from the build's JSON of its exact text, where there is one", () => {
+  const file = path.join(tmp.dir, 'built.yaml');
+  const text = fs.readFileSync(SPEC_PATH, 'utf8').replace(/^  version: .*$/m, `  version: 0.0.${process.pid}`);
+  fs.writeFileSync(file, text);
+  // A copy that says otherwise than the text, to see which was read: named by this text alone, no other test finds it.
+  const copy = path.join(BUILT, parsedDocumentName(text));
+  fs.writeFileSync(copy, JSON.stringify({ ...(parseDocumentText(text) as object), info: { title: 'x', version: 'from the build' } }));
+  try {
+    expect(loadDocument(file).info.version).toBe('from the build');
+  } finally {
+    fs.rmSync(copy);
+  }
+});
+
+test('the build leaves a document that JSON cannot carry unchanged to YAML', () => {
+  const document = 'openapi: 3.0.3\ninfo: { title: t, version: "1" }\npaths: {}\n';
+
+  expect(buildParsedDocument(`${document}x-limit: .inf\n`)).toBeUndefined();
+  expect(buildParsedDocument(`${document}x-limit: -0\n`)).toBeUndefined();
+  expect(buildParsedDocument(document)).toEqual({
+    name: parsedDocumentName(document),
+    json: '{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{}}',
+  });
 });
 
 test('a file that is not an OpenAPI document is refused at every load, never remembered', () => {
