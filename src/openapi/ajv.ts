@@ -1,4 +1,4 @@
-import type Ajv from 'ajv';
+import Ajv from 'ajv';
 import type { FormatDefinition, Options } from 'ajv';
 import Ajv2020 from 'ajv/dist/2020';
 import type { AnyValidateFunction } from 'ajv/dist/types';
@@ -8,28 +8,34 @@ import { OpenAPIValidator, OpenAPIRouter, SetMatchType, ValidationContext, type 
 import type { OpenAPIV3 } from 'openapi-types';
 import { isDateTime } from '../date-time';
 import { asValidatedDocument, asValidatedSchema, openApiLineOf, type OpenApiLine } from './dialect';
+import { checkDocument } from './document-check';
 
 /**
- * The Ajv set-up for a document of `line`: for 3.0, openapi-backend's own Ajv (draft-07); for 3.1,
- * a JSON Schema 2020-12 Ajv made with the same options and formats. Each schema it compiles is
- * first said in that JSON Schema (./dialect.ts). Then, as for every line:
+ * The Ajv set-up for a document of `line`: for 3.0, Ajv's draft-07 class, as openapi-backend makes
+ * its own; for 3.1, its JSON Schema 2020-12 class; each with openapi-backend's options and formats.
+ * Each schema it compiles is first said in that JSON Schema (./dialect.ts). Then, as for every line:
  *
- * Adds ajv-formats to openapi-backend's own Ajv, which already checks the OpenAPI formats
- * (int32 and int64 ranges among them); `date-time` then really is checked, time zone required.
- * `date-time` is checked by isDateTime: ajv-formats' rules, proven equal, at a fraction of the cost,
- * because every order of a streamed list is checked.
+ * Adds ajv-formats, beside the OpenAPI formats (int32 and int64 ranges among them); `date-time`
+ * then really is checked, time zone required. `date-time` is checked by isDateTime: ajv-formats'
+ * rules, proven equal, at a fraction of the cost, because every order of a streamed list is checked.
  *
  * openapi-backend asks for a new Ajv for every operation and context; it gets the one Ajv of the
- * process set up the same way (the same options and context), which compiles each schema once
- * (see compilingOnce). A new Ajv would compile the JSON Schema meta-schema again before its first
- * schema, and each would compile the same schemas again, many times over: most of a start's time.
+ * process set up the same way (the same line and options, whatever the context: the context
+ * changes nothing an Ajv does), which compiles each schema once (see compilingOnce). A new Ajv
+ * would compile the same schemas again, many times over.
+ *
+ * These Ajvs do not check each schema against the JSON Schema meta-schema before compiling it
+ * (`validateSchema: false`), which would compile that meta-schema first, in every Ajv: most of a
+ * start's time. Every schema they compile is from a document that its line's whole schema has
+ * checked already, every Schema Object in it included (./document-check.ts): the server's start
+ * checks its document before it compiles a validator, and so does createContractAjv.
  */
 export function ajvCustomizerFor(line: OpenApiLine): AjvCustomizer {
-  return (given, options, context) => {
-    const setup = `${line} ${context} ${JSON.stringify(options)}`;
+  return (given, options) => {
+    const setup = `${line} ${JSON.stringify(options)}`;
     let shared = ajvs.get(setup);
     if (shared === undefined) {
-      const ajv = line === '3.0' ? given : inDialect2020(given, options);
+      const ajv = ajvOf(line, given, options);
       addFormats(ajv, { mode: 'full' });
       const reference = fullFormats['date-time'] as FormatDefinition<string>;
       ajv.addFormat('date-time', { ...reference, validate: isDateTime });
@@ -44,16 +50,18 @@ export function ajvCustomizerFor(line: OpenApiLine): AjvCustomizer {
 export const customizeAjv: AjvCustomizer = ajvCustomizerFor('3.0');
 
 /**
- * A JSON Schema 2020-12 Ajv with the options and formats openapi-backend gave its own (draft-07)
- * Ajv: the OpenAPI formats (int32, int64, …) it adds before customizing.
+ * An Ajv of `line`'s JSON Schema with the options and formats openapi-backend gave its own Ajv
+ * (the OpenAPI formats, int32, int64, …, which it adds before customizing), that compiles a schema
+ * without checking it against the meta-schema first.
  */
-function inDialect2020(given: Ajv, options: Options): Ajv {
-  const ajv = new Ajv2020(options);
+function ajvOf(line: OpenApiLine, given: Ajv, options: Options): Ajv {
+  const settings: Options = { ...options, validateSchema: false };
+  const ajv = line === '3.0' ? new Ajv(settings) : new Ajv2020(settings);
   for (const [name, format] of Object.entries(given.formats)) if (format !== undefined) ajv.addFormat(name, format);
   return ajv;
 }
 
-/** The Ajv of each setup openapi-backend asks for, by its context and options. */
+/** The Ajv of each setup openapi-backend asks for, by its line and options. */
 const ajvs = new Map<string, Ajv>();
 
 /** A validator compiled on its first call, or when compileNow asks for it. */
@@ -139,6 +147,8 @@ export function compileUsedValidators(api: OpenAPIBackend): void {
  * checked outside a request (import records, the Error body of unrouted requests).
  */
 export function createContractAjv(document: OpenAPIV3.Document): Ajv {
+  // Its schemas are compiled unchecked (see ajvCustomizerFor): the document's own check comes first.
+  checkDocument(document);
   const definition = asValidatedDocument(structuredClone(document));
   const validator = new OpenAPIValidator({
     definition,

@@ -117,12 +117,20 @@ const checks = new Map<OpenApiLine, Check>();
  * openapi-backend is pinned exactly for such seams.
  */
 export function useDocumentCheck(api: OpenAPIBackend, document: object): void {
-  const check = documentCheck(openApiLineOf(document));
   api.validateDefinition = () => {
-    if (!check(document)) {
-      const errors = check.errors ?? [];
-      throw new Error(`Document is not valid OpenAPI. ${errors.length} validation errors:\n${JSON.stringify(errors, null, 2)}`);
-    }
+    checkDocument(document);
     return api.document;
   };
+}
+
+/**
+ * Throws, as openapi-backend's own check does and in its words, unless `document` is valid OpenAPI
+ * of its line.
+ */
+export function checkDocument(document: object): void {
+  const check = documentCheck(openApiLineOf(document));
+  if (!check(document)) {
+    const errors = check.errors ?? [];
+    throw new Error(`Document is not valid OpenAPI. ${errors.length} validation errors:\n${JSON.stringify(errors, null, 2)}`);
+  }
 }

@@ -5,7 +5,7 @@ import { OpenAPIRouter, OpenAPIValidator, ValidationContext } from 'openapi-back
 import { createApp } from '../../src/app';
 import { cloneDocument, loadDocument } from '../../src/contract/document';
 import request from 'supertest';
-import { customizeAjv, validatorsCompiled } from '../../src/openapi';
+import { createContractAjv, customizeAjv, validatorsCompiled } from '../../src/openapi';
 import { openSqliteStore } from '../../src/store';
 import { addKey, order } from '../helpers/stores';
 import { tempDir } from '../helpers/temp-dir';
@@ -45,6 +45,21 @@ describe("validators made through customizeAjv's Ajvs", () => {
     // The setups differ in behaviour, so sharing across them would be wrong: only Params coerces.
     expect(params('5')).toBe(true);
     expect(response('5')).toBe(false);
+  });
+
+  test('contexts set up alike share one Ajv', () => {
+    expect(ajvFor(ValidationContext.ResponseHeaders, { coerceTypes: true })).toBe(ajvFor(ValidationContext.Params, { coerceTypes: true }));
+    expect(ajvFor(ValidationContext.RequestBody)).toBe(ajvFor(ValidationContext.Response));
+    expect(ajvFor(ValidationContext.Response)).not.toBe(ajvFor(ValidationContext.Params, { coerceTypes: true }));
+  });
+
+  test("an Ajv for a document's schemas outside a request is made only for a document its line's schema passes", () => {
+    // These Ajvs compile schemas without checking each against the meta-schema: the document's check comes first.
+    const document = cloneDocument(loadDocument());
+    Object.assign(document.components!.schemas!.Order!, { required: 'id' });
+
+    expect(() => createContractAjv(document)).toThrow(/^Document is not valid OpenAPI\. \d+ validation errors:\n/);
+    expect(createContractAjv(loadDocument()).compile(structuredClone(ORDER_ID))(5)).toBe(true);
   });
 
   test('a validator compiled on its first call answers, and reports errors, exactly as one compiled at once', () => {
