@@ -121,6 +121,10 @@ async function main(): Promise<void> {
     process.stdout.write(`${(await webhooks()).join('\n')}\n`);
     return;
   }
+  if (ONLY === COLD_START) {
+    process.stdout.write(`${(await coldStarts(await template('list-1k', 1000))).join('\n')}\n`);
+    return;
+  }
   if (ONLY === FEED) {
     const file = path.join(work, `orders-${BIG}.json`);
     await writeOrdersFile(file, BIG);
@@ -387,6 +391,8 @@ const OVERLOAD = 'overload';
 const FEED = 'feed';
 /** BENCH_ONLY's value that runs only the webhook rows: their lag, and what delivering costs the API. */
 const WEBHOOKS = 'webhooks';
+/** BENCH_ONLY's value that runs only the cold starts. */
+const COLD_START = 'cold start';
 
 /** The webhook rows (./webhooks.ts), on stores of their own. */
 function webhooks(): Promise<string[]> {
