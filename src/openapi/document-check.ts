@@ -77,10 +77,11 @@ function fingerprintOf(line: OpenApiLine, settings: object, schema: object): str
 export function documentCheck(line: OpenApiLine): Check {
   let check = checks.get(line);
   if (check !== undefined) return check;
-  check = precompiled(PRECOMPILED[line], line) ?? builtFromTheSame(line);
+  check = precompiled(PRECOMPILED[line], line);
   if (check === undefined) {
-    const { ajv, schema } = documentSchema(line);
-    check = ajv.compile(schema);
+    const { ajv, schema, fingerprint } = documentSchema(line);
+    const built = precompiled(BUILT(line), line);
+    check = built !== undefined && built.fingerprint === fingerprint ? built : ajv.compile(schema);
   }
   checks.set(line, check);
   return check;
@@ -95,12 +96,6 @@ function precompiled(file: string, line: OpenApiLine): (Check & { fingerprint?: 
     if (errorCode(err) !== 'MODULE_NOT_FOUND' || !errorMessage(err).includes(`openapi-${line}-check`)) throw err;
     return undefined;
   }
-}
-
-/** The project's build of `line`'s check, if it was compiled from what this code would compile. */
-function builtFromTheSame(line: OpenApiLine): Check | undefined {
-  const built = precompiled(BUILT(line), line);
-  return built !== undefined && built.fingerprint === documentSchema(line).fingerprint ? built : undefined;
 }
 
 /** Each line's check, once loaded or compiled. */
