@@ -1,9 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type Ajv from 'ajv';
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import OpenAPIBackend, { type Operation as BackendOperation, type Request } from 'openapi-backend';
+import OpenAPIBackend, { ValidationContext, type Operation as BackendOperation, type Request } from 'openapi-backend';
 import type { OpenAPIV3 } from 'openapi-types';
-import { ajvCustomizerFor, compileNow, compileUsedValidators, createContractAjv } from './ajv';
+import { ajvCustomizerFor, compileNow, compileUsedValidators } from './ajv';
 import { asValidatedDocument, openApiLineOf, unsupportedSchemaFeatures } from './dialect';
 import { useDocumentCheck } from './document-check';
 import { compileRequestValidator, type ParsedRequest } from './request-validation';
@@ -110,7 +110,9 @@ async function buildOpenApi(document: OpenAPIV3.Document, options: OpenApiOption
   const router = useCompiledRouter(api, options.apiRoot, options.undeclaredQuery);
   const validateRequest = compileRequestValidator(api, router);
   const validateResponseHeaders = compileResponseHeadersValidator(api);
-  const ajv = createContractAjv(document);
+  // The Ajv its response validators are compiled with: the one createContractAjv gives for this
+  // document, without checking the document again or building a second validator for it.
+  const ajv = api.validator.getAjv(ValidationContext.Response);
 
   const library = new Map<Operation, BackendOperation<OpenAPIV3.Document>>();
   const ours = new Map<BackendOperation<OpenAPIV3.Document>, Operation>();

@@ -3,7 +3,8 @@ import addFormats from 'ajv-formats';
 import type { OpenAPIV3 } from 'openapi-types';
 import { OpenAPIRouter, OpenAPIValidator, ValidationContext } from 'openapi-backend';
 import { createApp } from '../../src/app';
-import { cloneDocument, loadDocument } from '../../src/contract/document';
+import { cloneDocument, loadDocument, specPath } from '../../src/contract/document';
+import { createOpenApi } from '../../src/openapi/adapter';
 import request from 'supertest';
 import { createContractAjv, customizeAjv, validatorsCompiled } from '../../src/openapi';
 import { openSqliteStore } from '../../src/store';
@@ -61,6 +62,16 @@ describe("validators made through customizeAjv's Ajvs", () => {
     expect(() => createContractAjv(document)).toThrow(/^Document is not valid OpenAPI\. \d+ validation errors:\n/);
     expect(createContractAjv(loadDocument()).compile(structuredClone(ORDER_ID))(5)).toBe(true);
   });
+
+  test.each(['v1', 'v3'] as const)(
+    "%s: a served document's Ajv for schemas outside a request is the one createContractAjv gives",
+    async (version) => {
+      const document = loadDocument(specPath(version));
+      const api = await createOpenApi(document, { apiRoot: `/${version}`, undeclaredQuery: 'ignore' });
+
+      expect(api.ajv).toBe(createContractAjv(document));
+    },
+  );
 
   test('a validator compiled on its first call answers, and reports errors, exactly as one compiled at once', () => {
     const lazy = ajvFor(ValidationContext.RequestBody).compile(structuredClone(SHIP));
