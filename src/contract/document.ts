@@ -104,7 +104,7 @@ function parsedByTheBuild(text: string): unknown {
     } catch {
       continue;
     }
-    return JSON.parse(json) as unknown;
+    return JSON.parse(json);
   }
   return undefined;
 }
