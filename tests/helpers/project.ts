@@ -58,6 +58,11 @@ function runIn(dir: string, command: string, args: string[]): { status: number |
   return { status: result.status, output: result.stdout + result.stderr };
 }
 
+/** tsc's errors in what it printed, one entry each: tsc writes each as `path(line,col): error TS…: message`, its further lines indented. */
+export function tscErrors(output: string): string[] {
+  return output.split(/\n(?=\S)/);
+}
+
 /** Every file under `dir`'s `parts` with its content, to tell whether a command changed anything. */
 export function snapshot(dir: string, parts: string[]): Map<string, string> {
   const files = new Map<string, string>();

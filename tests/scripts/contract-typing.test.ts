@@ -2,7 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { tempDir } from '../helpers/temp-dir';
-import { ROOT } from '../helpers/project';
+import { ROOT, tscErrors } from '../helpers/project';
 
 // These prove that the spec drives the types: a copy of the project is typechecked after
 // a spec edit and a regeneration, the way a spec author would make the change.
@@ -82,8 +82,7 @@ function brokenTypecheck(): { status: number | null; errors: string[] } {
     fs.writeFileSync(handler, source.replace(from, to));
   }
   const { status, output } = typecheck(dir);
-  // tsc writes each error as `path(line,col): error TS…: message`, and the message's further lines indented.
-  broken = { status, errors: output.split(/\n(?=\S)/) };
+  broken = { status, errors: tscErrors(output) };
   return broken;
 }
 

@@ -4,7 +4,7 @@ import { createContractChecker } from '../../src/contract/conformance';
 import { loadDocument } from '../../src/contract/document';
 import { cli, serve } from '../helpers/cli';
 import { addOrderNote, addToDocument } from '../helpers/notes-operation';
-import { npmRun, npxRun, projectForFile, snapshot } from '../helpers/project';
+import { npmRun, npxRun, projectForFile, snapshot, tscErrors } from '../helpers/project';
 
 // A spec author's day, on a copy of the project, as the README walks through it: add an operation
 // with a path parameter, a query parameter and a JSON body to the v2 document, then
@@ -149,8 +149,7 @@ test.each(WRONG_HANDLERS.map(([wrong, , error], i) => [wrong, `wrong-handler-${i
     const typecheck = typecheckWrongHandlers();
 
     expect(typecheck.status).not.toBe(0);
-    // tsc writes each error as `path(line,col): error TS…: message`, and the message's further lines indented.
-    const errors = typecheck.output.split(/\n(?=\S)/).filter((entry) => entry.includes(file));
+    const errors = tscErrors(typecheck.output).filter((entry) => entry.includes(file));
     expect(errors.join('\n')).toContain(error);
   },
   60000,
