@@ -279,6 +279,17 @@ export function median(values: number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
+/**
+ * The median of the ratios of runs made side by side: `numerators[i] / denominators[i]` for each
+ * round i. On a shared host whose speed drifts, a round's two runs share its conditions, which the
+ * ratio of two medians, taken from different rounds, does not.
+ */
+export function medianRatio(numerators: number[], denominators: number[]): number {
+  if (numerators.length !== denominators.length || numerators.length === 0)
+    throw new Error(`medianRatio needs as many rounds of each, at least one: ${numerators.length} and ${denominators.length}`);
+  return median(numerators.map((value, round) => value / denominators[round]!));
+}
+
 /** The q-quantile of some numbers (nearest rank). */
 export function quantile(values: number[], q: number): number {
   const sorted = [...values].sort((a, b) => a - b);

@@ -9,7 +9,7 @@ import { DEFAULT_LIST_CHUNK_ITEMS } from '../../src/config';
 import { DEFAULT_SCOPES, generateKey, hashKey } from '../../src/keys';
 import type { Policy } from '../../src/rate-policy';
 import { openPostgresStore, openSqliteStore, type ImportRecord } from '../../src/store';
-import { bigDownload, median, named, peakRss, probeHealth, quantile, startServer, throughput, type Server } from './measure';
+import { bigDownload, median, medianRatio, named, peakRss, probeHealth, quantile, startServer, throughput, type Server } from './measure';
 import { feedRuns } from './feed';
 import { webhookRuns } from './webhooks';
 import { HELD_ORDERS, OVERLOAD_ORDERS, overloadRuns } from './overload';
@@ -262,11 +262,14 @@ async function main(): Promise<void> {
   ];
 
   if (ONLY !== undefined) scenarios.splice(0, scenarios.length, ...scenarios.filter((s) => named(s.name, ONLY)));
+  // Each scenario's servers take their turns back to back, so that a round's ratios compare runs
+  // made under the same load of a shared host, which drifts over minutes; the kinds alternate
+  // their order from round to round.
   const results = new Map<string, number[]>();
   for (let round = 0; round < ROUNDS; round += 1) {
     const order = round % 2 === 0 ? KINDS : [...KINDS].reverse();
-    for (const kind of order) {
-      for (const scenario of scenarios) {
+    for (const scenario of scenarios) {
+      for (const kind of order) {
         const db = scenario.fresh ? copy(scenario.db, `fresh-${kind.replace(':', '-')}`) : scenario.db;
         const server = await start(kind, db);
         try {
@@ -282,16 +285,17 @@ async function main(): Promise<void> {
   }
 
   const lines = [
-    `## Throughput (requests/s, median of ${ROUNDS} alternating rounds of ${SECONDS} s, autocannon on the same machine)`,
+    `## Throughput (requests/s, median of ${ROUNDS} alternating rounds of ${SECONDS} s, autocannon on the same machine; each ratio the median of the rounds' ratios)`,
     '',
     '| scenario | petstore-orders | bare express 5 | fastify 5 + schema | bare node:http | vs express | vs fastify | logs off (LOG_LEVEL=warn) | logs off vs fastify |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const scenario of scenarios) {
-    const m = (kind: Kind) => median(results.get(`${scenario.name}|${kind}`)!);
-    const ours = m('petstore');
+    const rates = (kind: Kind) => results.get(`${scenario.name}|${kind}`)!;
+    const m = (kind: Kind) => median(rates(kind));
+    const vs = (kind: Kind, baseline: Kind) => `${medianRatio(rates(kind), rates(baseline)).toFixed(2)}×`;
     lines.push(
-      `| ${scenario.name} | ${ours.toFixed(0)} | ${m('express').toFixed(0)} | ${m('fastify').toFixed(0)} | ${m('node:http').toFixed(0)} | ${(ours / m('express')).toFixed(2)}× | ${(ours / m('fastify')).toFixed(2)}× | ${m('petstore-warn').toFixed(0)} | ${(m('petstore-warn') / m('fastify')).toFixed(2)}× |`,
+      `| ${scenario.name} | ${m('petstore').toFixed(0)} | ${m('express').toFixed(0)} | ${m('fastify').toFixed(0)} | ${m('node:http').toFixed(0)} | ${vs('petstore', 'express')} | ${vs('petstore', 'fastify')} | ${m('petstore-warn').toFixed(0)} | ${vs('petstore-warn', 'fastify')} |`,
     );
   }
 

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { medianRatio } from '../../scripts/bench/measure';
 import { checkPerformancePage, onVirtualMachine, runSection, withLatestRun } from '../../scripts/bench/report';
 import { ROOT } from '../helpers/project';
 
@@ -42,4 +43,14 @@ test.each([
   ['no /proc/cpuinfo to read', '', false],
 ])('the host is taken for a VM when /proc/cpuinfo shows %s', (_case, cpuinfo, vm) => {
   expect(onVirtualMachine(cpuinfo)).toBe(vm);
+});
+
+test("a ratio is the median of each round's own ratio, not the ratio of the two medians", () => {
+  const ours = [900, 400, 1000];
+  const theirs = [1000, 500, 800];
+
+  // The rounds' ratios are 0.9, 0.8 and 1.25; the medians' ratio would be 900 / 800.
+  expect(medianRatio(ours, theirs)).toBe(0.9);
+  expect(() => medianRatio([1, 2], [1])).toThrow('medianRatio needs as many rounds of each, at least one: 2 and 1');
+  expect(() => medianRatio([], [])).toThrow('at least one');
 });
