@@ -7,6 +7,7 @@ import { ajvCustomizerFor, compileNow, compileUsedValidators } from './ajv';
 import { asValidatedDocument, openApiLineOf, unsupportedSchemaFeatures } from './dialect';
 import { useDocumentCheck } from './document-check';
 import { compileRequestValidator, type ParsedRequest } from './request-validation';
+import { compileResponseBodyValidator } from './response-body';
 import { compileResponseHeadersValidator } from './response-headers';
 import { useCompiledRouter, type CompiledRouter, type UndeclaredQuery } from './router';
 
@@ -109,6 +110,7 @@ async function buildOpenApi(document: OpenAPIV3.Document, options: OpenApiOption
   compileUsedValidators(api);
   const router = useCompiledRouter(api, options.apiRoot, options.undeclaredQuery);
   const validateRequest = compileRequestValidator(api, router);
+  const validateResponseBody = compileResponseBodyValidator(api);
   const validateResponseHeaders = compileResponseHeadersValidator(api);
   // The Ajv its response validators are compiled with: the one createContractAjv gives for this
   // document, without checking the document again or building a second validator for it.
@@ -127,7 +129,6 @@ async function buildOpenApi(document: OpenAPIV3.Document, options: OpenApiOption
     if (found === undefined) throw new Error(`${operation.operationId} is not an operation of this document`);
     return found;
   };
-  const errorsOf = (result: { errors?: ErrorObject[] | null }): ErrorObject[] | null => result.errors ?? null;
 
   return {
     operations,
@@ -136,7 +137,7 @@ async function buildOpenApi(document: OpenAPIV3.Document, options: OpenApiOption
     methodsAt: (path) => router.methodsAt(path),
     parse: (request, operation) => router.parseRequest(libraryRequest(request), theirs(operation)),
     validateRequest: (request, operation, parsed) => validateRequest(libraryRequest(request), theirs(operation), parsed),
-    validateResponse: (body, operation, status) => errorsOf(api.validateResponse(body, theirs(operation), status)),
+    validateResponse: (body, operation, status) => validateResponseBody(body, theirs(operation), status),
     validateResponseHeaders: (headers, operation, status) => validateResponseHeaders(headers, theirs(operation), status),
     ajv,
     compile: (schema) => {

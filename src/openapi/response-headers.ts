@@ -1,7 +1,7 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { SetMatchType, type OpenAPIBackend, type Operation } from 'openapi-backend';
-import OpenAPIUtils from 'openapi-backend/utils';
 import type { OpenAPIV3 } from 'openapi-types';
+import { perOperationAndStatus, statusMatch } from './by-status';
 
 /** A reply's headers' errors against what its operation declares for its status, or null when it has none. */
 export type ResponseHeadersValidator = (
@@ -10,8 +10,8 @@ export type ResponseHeadersValidator = (
   status: number,
 ) => ErrorObject[] | null;
 
-/** The header validators of one status of an operation, as openapi-backend builds them: one per set match type. */
-type ValidatorsBySetMatch = Readonly<Partial<Record<SetMatchType, ValidateFunction>>>;
+/** The header validators of an operation's responses, by status, as openapi-backend builds them: one per set match type. */
+type ValidatorsByStatus = Readonly<Record<string, Readonly<Partial<Record<SetMatchType, ValidateFunction>>>>>;
 
 /**
  * openapi-backend's `validateResponseHeaders`, step for step: the status's validator found as the
@@ -23,26 +23,16 @@ type ValidatorsBySetMatch = Readonly<Partial<Record<SetMatchType, ValidateFuncti
  * openapi-backend is pinned exactly, and the test fails if a release checks differently.
  */
 export function compileResponseHeadersValidator(api: OpenAPIBackend<OpenAPIV3.Document>): ResponseHeadersValidator {
-  const found = new Map<string, ValidateFunction | null>();
-  const validatorOf = (operationId: string, status: number): ValidateFunction | null => {
-    const key = `${operationId} ${status}`;
-    const known = found.get(key);
-    if (known !== undefined) return known;
-    // The library's map for the operation: null when none of its responses declares a header.
-    const byStatus = api.validator.getResponseHeadersValidatorForOperation(operationId) as ReturnType<
-      typeof api.validator.getResponseHeadersValidatorForOperation
-    > | null;
-    // The library types what it finds as `any`: the validators of the status's response, by set match type.
-    const match = byStatus === null ? undefined : (OpenAPIUtils.findStatusCodeMatch(status, byStatus) as ValidatorsBySetMatch | undefined);
-    const validate = match?.[SetMatchType.Any] ?? null;
-    found.set(key, validate);
-    return validate;
-  };
-
-  return (headers, operation, status) => {
+  const validatorOf = perOperationAndStatus((operation: Operation<OpenAPIV3.Document>, status: number): ValidateFunction | null => {
     const { operationId } = operation;
     if (operationId === undefined) throw new Error('Unknown operation');
-    const validate = validatorOf(operationId, status);
+    // The library's map for the operation: null when none of its responses declares a header.
+    const byStatus: ValidatorsByStatus | null = api.validator.getResponseHeadersValidatorForOperation(operationId);
+    return (byStatus === null ? undefined : statusMatch(status, byStatus))?.[SetMatchType.Any] ?? null;
+  });
+
+  return (headers, operation, status) => {
+    const validate = validatorOf(operation, status);
     if (validate === null) return null;
     const named: Record<string, string> = {};
     for (const [name, value] of Object.entries(headers)) named[name.toLowerCase()] = value;

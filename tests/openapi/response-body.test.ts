@@ -1,0 +1,98 @@
+import OpenAPIBackend from 'openapi-backend';
+import type { OpenAPIV3 } from 'openapi-types';
+import { cloneDocument, loadDocument, specPath } from '../../src/contract/document';
+import { customizeAjv } from '../../src/openapi';
+import { compileResponseBodyValidator } from '../../src/openapi/response-body';
+
+// The reply check's body check must answer exactly what openapi-backend's validateResponse
+// answers for a reply of a known status (the same errors, in the same order) for every operation
+// and status of a document; it only finds each status's validator once instead of per reply.
+describe('the response body check', () => {
+  // Beside the spec's own operations: a `2XX` range, a `default`, and a status that declares no body.
+  const extra: OpenAPIV3.PathsObject = {
+    '/things': {
+      get: {
+        operationId: 'getThings',
+        responses: {
+          '200': {
+            description: 'ok',
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  additionalProperties: false,
+                  required: ['count'],
+                  properties: { count: { type: 'integer', minimum: 0 } },
+                },
+              },
+            },
+          },
+          '2XX': { description: 'other', content: { 'application/json': { schema: { type: 'string', maxLength: 3 } } } },
+          '404': { description: 'none' },
+          default: { description: 'error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+        },
+      },
+    },
+  };
+
+  const v1 = loadDocument();
+  const documents: Array<[string, string, OpenAPIV3.Document]> = [
+    ['v1', '/v1', { ...v1, paths: { ...v1.paths, ...extra } }],
+    ['v2', '/v2', loadDocument(specPath('v2'))],
+  ];
+
+  const order = { id: 7, petId: 8, quantity: 2, shipDate: '2026-05-08T10:00:00Z', complete: true };
+  // Bodies a reply may carry: none, orders right and wrong, lists, Errors right and wrong, and others.
+  const bodies: unknown[] = [
+    undefined,
+    null,
+    order,
+    { ...order, status: 'shipped' },
+    { ...order, status: 'lost' },
+    { ...order, shipDate: '2026-13-45T99:99:99Z' },
+    { ...order, colour: 'blue' },
+    [order, { ...order, id: 8 }],
+    [{ ...order, quantity: 0 }],
+    { code: 'order_not_found', message: 'Order 7 was not found' },
+    { code: 'order_not_found' },
+    { count: 3 },
+    { count: -1 },
+    'abcd',
+    'ab',
+    42,
+  ];
+  const statuses = [200, 201, 204, 206, 304, 400, 401, 404, 405, 409, 500, 503, 599];
+
+  describe.each(documents)('%s', (_version, apiRoot, document) => {
+    let api: OpenAPIBackend<OpenAPIV3.Document>;
+    let check: ReturnType<typeof compileResponseBodyValidator>;
+
+    beforeAll(async () => {
+      api = new OpenAPIBackend<OpenAPIV3.Document>({ definition: cloneDocument(document), apiRoot, strict: true, customizeAjv });
+      await api.init();
+      check = compileResponseBodyValidator(api);
+    });
+
+    it('answers every operation, status and body as validateResponse does', () => {
+      let compared = 0;
+      let passed = 0;
+      let refused = 0;
+      for (const operation of api.getOperations()) {
+        for (const status of statuses) {
+          for (const body of bodies) {
+            const stock = api.validateResponse(body, operation, status).errors ?? null;
+            // Twice: the second answer comes from what the first found, and must not carry the first's errors.
+            expect([check(body, operation, status), check(body, operation, status)]).toEqual([stock, stock]);
+            compared += 1;
+            if (stock === null) passed += 1;
+            else refused += 1;
+          }
+        }
+      }
+      // The sets above exercise both answers, on every document.
+      expect(compared).toBeGreaterThan(100);
+      expect(passed).toBeGreaterThan(0);
+      expect(refused).toBeGreaterThan(0);
+    });
+  });
+});
