@@ -1,9 +1,10 @@
-import OpenAPIBackend, { type Request } from 'openapi-backend';
+import type OpenAPIBackend from 'openapi-backend';
+import type { Request } from 'openapi-backend';
 import type { OpenAPIV3 } from 'openapi-types';
-import { cloneDocument, loadDocument, specPath } from '../../src/contract/document';
-import { customizeAjv } from '../../src/openapi';
+import { loadDocument, specPath } from '../../src/contract/document';
 import { compileRequestValidator } from '../../src/openapi/request-validation';
 import { useCompiledRouter } from '../../src/openapi/router';
+import { pinnedLibrary } from '../helpers/library';
 
 // The dispatcher's request check must answer exactly what openapi-backend's validateRequest
 // answers (the same errors, in the same order), for every kind of parameter and body a document
@@ -115,8 +116,7 @@ describe('the request check', () => {
     let check: ReturnType<typeof compileRequestValidator>;
 
     beforeAll(async () => {
-      api = new OpenAPIBackend<OpenAPIV3.Document>({ definition: cloneDocument(document), apiRoot, strict: true, customizeAjv });
-      await api.init();
+      api = await pinnedLibrary(document, apiRoot);
       check = compileRequestValidator(api, useCompiledRouter(api, apiRoot));
     });
 
@@ -143,8 +143,7 @@ describe('the request check', () => {
 
   it('finds errors in a request that has them, so the comparison above compares something', async () => {
     const [, apiRoot, document] = documents[0]!;
-    const api = new OpenAPIBackend<OpenAPIV3.Document>({ definition: cloneDocument(document), apiRoot, strict: true, customizeAjv });
-    await api.init();
+    const api = await pinnedLibrary(document, apiRoot);
     const check = compileRequestValidator(api, useCompiledRouter(api, apiRoot));
     const request: Request = { method: 'delete', path: '/v1/store/orders/abc', headers: {} };
     const operation = api.router.matchOperation(request, true);
