@@ -1,6 +1,6 @@
 import type { ValidateFunction } from 'ajv';
 import type { OpenAPIV3 } from 'openapi-types';
-import { createOpenApi, type OpenApi, type Operation } from '../openapi';
+import { createOpenApi, statusMatch, type OpenApi, type Operation } from '../openapi';
 import { undeclaredQueryPolicy } from './document';
 import { describeAjvError } from './validation';
 
@@ -29,7 +29,7 @@ export function responseProblem(
     return validateError(reply.body) ? null : `Error body invalid: ${JSON.stringify(validateError.errors)}`;
   }
   const declared = operation.responses;
-  const response = declared[String(reply.status)] ?? declared[`${String(reply.status)[0]}XX`] ?? declared.default;
+  const response = statusMatch(reply.status, declared);
   if (!response) return `status ${reply.status} is not declared for ${operation.operationId}`;
   if (!response.content) {
     return reply.body === undefined ? null : `status ${reply.status} of ${operation.operationId} declares no body`;

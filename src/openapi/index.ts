@@ -1,4 +1,5 @@
 export { createOpenApi, type OpenApi, type Operation, type ParsedRequest, type RawRequest } from './adapter';
+export { statusMatch } from './by-status';
 export { ajvCustomizerFor, createContractAjv, customizeAjv, validatorsCompiled } from './ajv';
 export { asOpenApi31, asValidatedDocument, openApiLineOf, type OpenApiLine } from './dialect';
 export { mediaTypeOf } from './request-validation';
