@@ -88,9 +88,11 @@ const STAGED_WIDTH = 8;
 
 /**
  * Records staged by one INSERT: one statement of many rows pays the call into SQLite and the
- * statement's start once per batch, not once per record (docs/performance-log.md has the figures).
+ * statement's start once per batch, not once per record. Past about a hundred rows a larger batch
+ * gains nothing (docs/performance-log.md has the figures); a batch a repeated id refuses is staged
+ * again a record at a time.
  */
-const ROWS_PER_INSERT = 16;
+const ROWS_PER_INSERT = 128;
 
 /** A record's values for the staging table (STAGED_COLUMNS), appended to `values`. */
 function pushStagedRow(values: unknown[], index: number, record: ImportRecord): void {
