@@ -329,6 +329,6 @@ class SqliteStore extends SharedStore implements Store {
     this.readers.close();
     this.counter.close();
     this.bookkeeping.close();
-    if (this.writer.db.open) this.writer.db.close();
+    this.writer.close();
   }
 }

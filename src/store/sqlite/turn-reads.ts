@@ -70,6 +70,7 @@ export class TurnReads {
   end(): void {
     if (!this.#open) return;
     this.#open = false;
-    if (this.#db.open && this.#db.inTransaction) this.#commit.run();
+    // A closed connection is in no transaction.
+    if (this.#db.inTransaction) this.#commit.run();
   }
 }

@@ -27,6 +27,11 @@ export class Writer {
   private readonly file: DatabaseFile;
   /** The read transaction that the reads of one turn's requests share. */
   private readonly turn: TurnReads;
+  /**
+   * Whether close() has closed the connection: every operation asks, and this is the store's own
+   * answer, where the driver's `open` is a call into its native code.
+   */
+  private closed = false;
 
   constructor(
     readonly db: Database.Database,
@@ -47,7 +52,7 @@ export class Writer {
    * driver is asked), with an unreachable store turned into StoreUnavailableError.
    */
   guard<T>(operation: () => T): T {
-    if (!this.db.open) throw storeClosed();
+    if (this.closed) throw storeClosed();
     return guard(operation);
   }
 
@@ -64,6 +69,14 @@ export class Writer {
   /** Ends the turn's read transaction: this process committed on another connection, or heard of a commit. */
   endReads(): void {
     this.turn.end();
+  }
+
+  /** Ends the turn's read transaction and closes the connection: every later operation is refused (storeClosed). */
+  close(): void {
+    if (this.closed) return;
+    this.turn.end();
+    this.closed = true;
+    this.db.close();
   }
 
   /** Runs a write on the opened file, remembering a failure until a later write succeeds. */

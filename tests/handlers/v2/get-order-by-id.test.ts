@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto';
 import request from 'supertest';
 import { createApp } from '../../../src/app';
 import { expectConforms, sendExample } from '../../helpers/contract';
@@ -39,6 +40,9 @@ eachStore((s) => {
         status: 'pending',
       });
       expect(pending.headers.etag).toMatch(/^W\/"[A-Za-z0-9_-]{22}"$/);
+      // The tag is the digest of the very bytes sent: the reply's text is the one the tag was made from.
+      expect(pending.headers.etag).toBe(`W/"${hash('sha256', pending.text, 'base64url').slice(0, 22)}"`);
+      expect(shipped.headers.etag).toBe(`W/"${hash('sha256', shipped.text, 'base64url').slice(0, 22)}"`);
       expect(shipped.body).toMatchObject({ id: 43, status: 'shipped', complete: true });
       expect(shipped.headers.etag).not.toBe(pending.headers.etag);
       await expectConforms(pending, 'getOrderById', 'v2');

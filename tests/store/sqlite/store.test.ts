@@ -122,6 +122,9 @@ test('a cancel of an order that is not pending, and a key check, are answered at
   await store.close();
   expect(() => store.cancelOrder(1)).toThrow(StoreUnavailableError);
   expect(() => store.findKey('f'.repeat(64), now)).toThrow(StoreUnavailableError);
+  expect(() => store.getOrder(1)).toThrow('the database is closed');
+  // Closing again is harmless.
+  await expect(store.close()).resolves.toBeUndefined();
 });
 
 test('a cancel answered while an import streams in is committed on its own, even if the import then fails', async () => {
