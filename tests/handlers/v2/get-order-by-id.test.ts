@@ -40,7 +40,7 @@ eachStore((s) => {
         status: 'pending',
       });
       expect(pending.headers.etag).toMatch(/^W\/"[A-Za-z0-9_-]{22}"$/);
-      // The tag is the digest of the very bytes sent: the reply's text is the one the tag was made from.
+      // The tag is the SHA-256 of the body's very bytes, cut to 22 characters of base64url.
       expect(pending.headers.etag).toBe(`W/"${hash('sha256', pending.text, 'base64url').slice(0, 22)}"`);
       expect(shipped.headers.etag).toBe(`W/"${hash('sha256', shipped.text, 'base64url').slice(0, 22)}"`);
       expect(shipped.body).toMatchObject({ id: 43, status: 'shipped', complete: true });
