@@ -95,6 +95,11 @@ class SqliteStore extends SharedStore implements Store {
   private readonly read: SyncQueryable;
   /** The writer connection, as the shared algorithms drive it. */
   private readonly connection: SyncConnection;
+  /**
+   * The writer connection as the key check drives it: the requests of one turn that bring the same
+   * key share the rows its statement read in the turn's read transaction (Writer.keptIn).
+   */
+  private readonly keyConnection: SyncConnection;
   protected readonly shared;
   /** Moves arriving together share one transaction, and so one fsync, before any is answered. */
   private readonly moves: GroupCommit<{ to: MoveTo; id: number }, Moved>;
@@ -129,6 +134,11 @@ class SqliteStore extends SharedStore implements Store {
     super();
     const { db } = writer;
     const connection = (this.connection = sqliteConnection(db));
+    const keyRows = writer.keptIn<Row[]>();
+    this.keyConnection = {
+      ...connection,
+      rows: (statement) => keyRows(`${statement.text}\u0000${statement.values.join('\u0000')}`, () => connection.rows(statement)),
+    };
     this.feed = new SqliteFeed(writer);
     this.read = queryableThrough(connection, (operation) => writer.read(operation));
     // Webhook delivery's bookkeeping (its log, cursors, retries and failures): the writes of one
@@ -216,8 +226,9 @@ class SqliteStore extends SharedStore implements Store {
   }
 
   override findKey(keyHash: string, at: string): KeyMatch | null {
-    // Every keyed request asks: its steps run as one read, on the connection itself.
-    return this.writer.read(() => drive(findKeySteps(keyHash, at), this.connection));
+    // Every keyed request asks: its steps run as one read, on the connection itself, and the
+    // requests of one turn that bring the same key share what it read.
+    return this.writer.read(() => drive(findKeySteps(keyHash, at), this.keyConnection));
   }
 
   async snapshotOrders(prefetch = 1000): Promise<OrderSnapshot> {

@@ -37,6 +37,8 @@ export class TurnReads {
   #open = false;
   /** The loop's poll count when the open transaction began. */
   #began = 0;
+  /** What keptIn() kept in the open transaction, each map emptied when it ends. */
+  readonly #kept: Array<Map<string, object>> = [];
 
   constructor(db: Database.Database) {
     this.#db = db;
@@ -66,10 +68,31 @@ export class TurnReads {
     return operation();
   }
 
+  /**
+   * A read whose answer the turn's transaction keeps: asked again with the same `key` in the same
+   * transaction, it answers what it answered first, without asking the database. One snapshot
+   * answers the same statement the same way, so this answers exactly what the database would; the
+   * next transaction asks afresh. Outside a turn's transaction every call reads. It holds at most
+   * one answer per read made in the transaction, and is emptied when the transaction ends.
+   */
+  keptIn<T extends object>(): (key: string, read: () => T) => T {
+    const kept = new Map<string, T>();
+    this.#kept.push(kept);
+    return (key, read) => {
+      if (!this.#open) return read();
+      const known = kept.get(key);
+      if (known !== undefined) return known;
+      const answer = read();
+      kept.set(key, answer);
+      return answer;
+    };
+  }
+
   /** Ends the turn's transaction, if one is open: the next read sees every commit made before it. */
   end(): void {
     if (!this.#open) return;
     this.#open = false;
+    for (const kept of this.#kept) kept.clear();
     // A closed connection is in no transaction.
     if (this.#db.inTransaction) this.#commit.run();
   }

@@ -61,6 +61,11 @@ export class Writer {
     return this.guard(() => this.turn.read(operation));
   }
 
+  /** A read whose answer the turn's read transaction keeps, by key, until it ends (TurnReads.keptIn); run it inside read(). */
+  keptIn<T extends object>(): (key: string, read: () => T) => T {
+    return this.turn.keptIn<T>();
+  }
+
   /** Runs `run` as a request's dispatch: its reads may share the turn's read transaction (TurnReads). */
   readTogether<T>(run: () => T): T {
     return this.turn.together(run);

@@ -232,4 +232,38 @@ describe("a SQLite store's reads in one turn of the event loop", () => {
       expect(log.map(({ eventId }) => eventId)).toEqual(['evt_1']);
     });
   });
+
+  // The requests of one turn that bring the same key share the rows its check read (one snapshot
+  // answers the same statement the same way); each is still judged on its own, and nothing read
+  // outlives the transaction it was read in.
+  test("share a key's rows: each key gets its own, each request is judged at its own time, and a revocation here is seen at once", async () => {
+    await withStore('kept', async (store) => {
+      const other = 'c'.repeat(64);
+      await store.createKey('expiring', other, { scopes: ['orders:read'], expiresAt: '2026-11-28T10:00:30.000Z' });
+      const seen = store.readTogether(() => [
+        store.findKey(HASH, AT),
+        store.findKey(other, AT),
+        store.findKey(other, '2026-11-28T10:01:00.000Z'),
+        store.findKey('d'.repeat(64), AT),
+        store.findKey(HASH, AT),
+      ]);
+      expect(seen).toEqual([
+        expect.objectContaining({ name: 'k', state: 'active' }),
+        expect.objectContaining({ name: 'expiring', state: 'active' }),
+        expect.objectContaining({ name: 'expiring', state: 'expired' }),
+        null,
+        expect.objectContaining({ name: 'k', state: 'active' }),
+      ]);
+
+      // This process's write ends the turn's transaction first, and what it kept with it.
+      const afterRevoking = await store.readTogether(async () => {
+        expect(store.findKey(HASH, AT)).toMatchObject({ state: 'active' });
+        const revoking = store.revokeKey('k');
+        const after = store.findKey(HASH, AT);
+        await revoking;
+        return [after, store.findKey(HASH, AT)];
+      });
+      expect(afterRevoking).toEqual([expect.objectContaining({ state: 'revoked' }), expect.objectContaining({ state: 'revoked' })]);
+    });
+  });
 });
