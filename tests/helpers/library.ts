@@ -1,7 +1,7 @@
 import type { ErrorObject } from 'ajv';
 import OpenAPIBackend, { type Operation } from 'openapi-backend';
 import type { OpenAPIV3 } from 'openapi-types';
-import { cloneDocument } from '../../src/contract/document';
+import { cloneDocument, loadDocument, specPath } from '../../src/contract/document';
 import { customizeAjv } from '../../src/openapi';
 
 /**
@@ -44,4 +44,42 @@ export function expectLibraryAnswers<I>(
     }
   }
   return counts;
+}
+
+/** The statuses a reply check is compared at: declared ones, members of a range, and ones no document declares. */
+const REPLY_STATUSES = [200, 201, 204, 206, 304, 400, 401, 404, 405, 409, 500, 503, 599];
+
+/**
+ * For v1, with `extra` paths beside its own, and for v2: a test that the project's check of one
+ * part of a reply (`ours`, compiled on the pinned library) answers every operation, status and input
+ * as the library's own check does (expectLibraryAnswers). `counted` is given the answers' counts,
+ * to hold that the inputs exercise what the test means them to.
+ */
+export function describeReplyCheckAgainstLibrary<I>(options: {
+  readonly extra: OpenAPIV3.PathsObject;
+  readonly inputs: readonly I[];
+  readonly title: string;
+  readonly ours: (api: OpenAPIBackend<OpenAPIV3.Document>) => Check<I>;
+  readonly library: (api: OpenAPIBackend<OpenAPIV3.Document>) => Check<I>;
+  readonly counted: (counts: { compared: number; passed: number; refused: number }) => void;
+}): void {
+  const v1 = loadDocument();
+  const documents: Array<[string, string, OpenAPIV3.Document]> = [
+    ['v1', '/v1', { ...v1, paths: { ...v1.paths, ...options.extra } }],
+    ['v2', '/v2', loadDocument(specPath('v2'))],
+  ];
+
+  describe.each(documents)('%s', (_version, apiRoot, document) => {
+    let api: OpenAPIBackend<OpenAPIV3.Document>;
+    let check: Check<I>;
+
+    beforeAll(async () => {
+      api = await pinnedLibrary(document, apiRoot);
+      check = options.ours(api);
+    });
+
+    it(options.title, () => {
+      options.counted(expectLibraryAnswers(api, REPLY_STATUSES, options.inputs, check, options.library(api)));
+    });
+  });
 }

@@ -1,8 +1,6 @@
-import type OpenAPIBackend from 'openapi-backend';
 import type { OpenAPIV3 } from 'openapi-types';
-import { loadDocument, specPath } from '../../src/contract/document';
 import { compileResponseHeadersValidator } from '../../src/openapi/response-headers';
-import { expectLibraryAnswers, pinnedLibrary } from '../helpers/library';
+import { describeReplyCheckAgainstLibrary } from '../helpers/library';
 
 // The reply check's header check must answer exactly what openapi-backend's
 // validateResponseHeaders answers (the same errors, in the same order) for every operation and
@@ -30,12 +28,6 @@ describe('the response headers check', () => {
     },
   };
 
-  const v1 = loadDocument();
-  const documents: Array<[string, string, OpenAPIV3.Document]> = [
-    ['v1', '/v1', { ...v1, paths: { ...v1.paths, ...extra } }],
-    ['v2', '/v2', loadDocument(specPath('v2'))],
-  ];
-
   // Header sets a reply may carry: none, the common ones, valid and broken declared ones, names in
   // any case, and values of the wrong type.
   const headerSets: Array<Record<string, string>> = [
@@ -52,28 +44,17 @@ describe('the response headers check', () => {
     { 'X-Range': 'abcd' },
     { 'X-Range': 'ab', Deprecation: 'true', Sunset: 'Wed, 01 Jan 2031 00:00:00 GMT' },
   ];
-  const statuses = [200, 201, 204, 206, 304, 400, 401, 404, 405, 409, 500, 503, 599];
-
-  describe.each(documents)('%s', (_version, apiRoot, document) => {
-    let api: OpenAPIBackend<OpenAPIV3.Document>;
-    let check: ReturnType<typeof compileResponseHeadersValidator>;
-
-    beforeAll(async () => {
-      api = await pinnedLibrary(document, apiRoot);
-      check = compileResponseHeadersValidator(api);
-    });
-
-    it('answers every operation, status and header set as validateResponseHeaders does', () => {
-      const { compared, refused } = expectLibraryAnswers(
-        api,
-        statuses,
-        headerSets,
-        check,
-        (headers, operation, status) => api.validator.validateResponseHeaders(headers, operation, { statusCode: status }).errors ?? null,
-      );
+  describeReplyCheckAgainstLibrary({
+    extra,
+    inputs: headerSets,
+    title: 'answers every operation, status and header set as validateResponseHeaders does',
+    ours: compileResponseHeadersValidator,
+    library: (api) => (headers, operation, status) =>
+      api.validator.validateResponseHeaders(headers, operation, { statusCode: status }).errors ?? null,
+    counted: ({ compared, refused }) => {
       // The sets above exercise both answers, on every document.
       expect(compared).toBeGreaterThan(100);
       expect(refused).toBeGreaterThan(0);
-    });
+    },
   });
 });
