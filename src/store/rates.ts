@@ -12,12 +12,14 @@ const USAGE_RETURNING = USAGE_UNITS.map((unit) => `${USAGE_COLUMNS[unit]}_start,
 
 /**
  * The statements of a key's rate-limit count, with the database's clock (`clock`, whole seconds).
- * `count` counts one request of the key named `$1` in the current window of every unit, unless the
- * window of some unit already holds its quota (`$2` per second, `$3` per minute, `$4` per hour,
- * `$5` per day; a unit without a policy is given a quota never reached): one upsert, so that the
- * check and the count are one atomic step in every instance (the row's lock on PostgreSQL, the
- * write lock on SQLite), and a refused request changes nothing. It answers the windows after the
- * count and the clock's `now`, or no row when it refused; `read` then answers them as they stand.
+ * `count` counts `n` requests of the key named `$1` in the current window of every unit (`n` given
+ * once for each unit, `$2` to `$5`, as SQLite takes each placeholder once), unless the window of
+ * some unit has no room for all of them (`$6` per second, `$7` per minute, `$8` per hour, `$9` per
+ * day; a unit without a policy is given a quota never reached): one upsert, so that the check and
+ * the count are one atomic step in every instance (the row's lock on PostgreSQL, the write lock on
+ * SQLite), and a refused count changes nothing. `n` is at most every quota, so that a new row or a
+ * new window always has room. It answers the windows after the count and the
+ * clock's `now`, or no row when it refused; `read` then answers them as they stand.
  */
 export function rateSql(clock: string): RateSql {
   const starts = USAGE_UNITS.map((unit) => (RATE_UNITS[unit] === 1 ? clock : `${clock} - ${clock} % ${RATE_UNITS[unit]}`));
@@ -25,13 +27,15 @@ export function rateSql(clock: string): RateSql {
   const set = columns
     .map(
       (column) =>
-        `${column}_used = CASE WHEN u.${column}_start = excluded.${column}_start THEN u.${column}_used + 1 ELSE 1 END, ${column}_start = excluded.${column}_start`,
+        `${column}_used = CASE WHEN u.${column}_start = excluded.${column}_start THEN u.${column}_used + excluded.${column}_used ELSE excluded.${column}_used END, ${column}_start = excluded.${column}_start`,
     )
     .join(',\n      ');
-  const room = columns.map((column, i) => `(u.${column}_start <> excluded.${column}_start OR u.${column}_used < $${i + 2})`).join(' AND ');
+  const room = columns
+    .map((column, i) => `(u.${column}_start <> excluded.${column}_start OR u.${column}_used + excluded.${column}_used <= $${i + 6})`)
+    .join(' AND ');
   return {
     count: `INSERT INTO key_usage AS u (key_name, ${USAGE_RETURNING})
-      VALUES ($1, ${starts.map((start) => `${start}, 1`).join(', ')})
+      VALUES ($1, ${starts.map((start, i) => `${start}, $${i + 2}`).join(', ')})
     ON CONFLICT (key_name) DO UPDATE SET
       ${set}
     WHERE ${room}
@@ -40,9 +44,14 @@ export function rateSql(clock: string): RateSql {
   };
 }
 
-/** The values of rateSql's `count` for the named key: its quota of each unit, or one never reached. */
-function rateCountValues(keyName: string, quotas: Partial<Record<RateUnit, number>>): unknown[] {
-  return [keyName, ...USAGE_UNITS.map((unit) => quotas[unit] ?? Number.MAX_SAFE_INTEGER)];
+/** The values of rateSql's `count`: `n` requests of the named key, against the quotas of quotaValues. */
+function countValues(keyName: string, n: number, quotas: readonly number[]): unknown[] {
+  return [keyName, n, n, n, n, ...quotas];
+}
+
+/** The quota of each unit in rateSql's order, or one never reached. */
+function quotaValues(quotas: Partial<Record<RateUnit, number>>): number[] {
+  return USAGE_UNITS.map((unit) => quotas[unit] ?? Number.MAX_SAFE_INTEGER);
 }
 
 /** A row of rateSql's statements as the windows it holds (PostgreSQL gives a BIGINT as text). */
@@ -58,14 +67,68 @@ export interface RateSql {
   readonly read: string;
 }
 
+/** One request to count: its key's name and the key's quotas by unit. */
+export interface CountRequest {
+  readonly keyName: string;
+  readonly quotas: Partial<Record<RateUnit, number>>;
+}
+
 /**
  * Counts one request of the named key against `quotas` with `sql` (rateSql): admitted, with the
  * windows its count answered; else refused and uncounted, with the windows as they stand.
  */
 export function* countSteps(sql: RateSql, keyName: string, quotas: Partial<Record<RateUnit, number>>): Steps<RateCount> {
-  const [counted] = (yield { rows: statement(sql.count, rateCountValues(keyName, quotas)) }) ?? [];
+  const [counted] = (yield { rows: statement(sql.count, countValues(keyName, 1, quotaValues(quotas))) }) ?? [];
   if (counted !== undefined) return { admitted: true, windows: rateWindowsOf(counted) };
   const [row] = (yield { rows: statement(sql.read, [keyName]) }) ?? [];
   if (row === undefined) throw new StoreInvariantError(`the count of key "${keyName}" refused a request but has no row`);
   return { admitted: false, windows: rateWindowsOf(row) };
+}
+
+/**
+ * Counts requests made together, each as countSteps would in the order given, in fewer statements:
+ * the requests of one key and quotas are counted by one statement when there is room for all of
+ * them (as many at a time as the smallest quota, so that a new window has room), and one at a time
+ * from the first statement that finds none. All of them admitted at once, the k-th is told the
+ * count that admitting it alone would have left: the windows after the statement, less the
+ * requests after it. Exact where countSteps is, when run where nothing else counts meanwhile (in
+ * one transaction that holds SQLite's write lock); with each statement atomic, a refusal changes
+ * nothing, so going on one at a time after one is what countSteps would have done.
+ */
+export function* countAllSteps(sql: RateSql, requests: readonly CountRequest[]): Steps<RateCount[]> {
+  const counts: RateCount[] = [];
+  /** Each key's requests, by key and quotas: the first of them, and the places of all in `requests`, in order. */
+  const groups = new Map<string, { first: CountRequest; places: number[] }>();
+  for (const [place, request] of requests.entries()) {
+    const group = `${request.keyName}\u0000${quotaValues(request.quotas).join(',')}`;
+    const found = groups.get(group);
+    if (found === undefined) groups.set(group, { first: request, places: [place] });
+    else found.places.push(place);
+  }
+  for (const {
+    first: { keyName, quotas },
+    places,
+  } of groups.values()) {
+    const values = quotaValues(quotas);
+    const most = Math.min(...values);
+    let done = 0;
+    while (places.length - done > 1) {
+      const n = Math.min(places.length - done, most);
+      const [counted] = (yield { rows: statement(sql.count, countValues(keyName, n, values)) }) ?? [];
+      if (counted === undefined) break;
+      const windows = rateWindowsOf(counted);
+      for (const [k, place] of places.slice(done, done + n).entries())
+        counts[place] = { admitted: true, windows: less(windows, n - 1 - k) };
+      done += n;
+    }
+    for (const place of places.slice(done)) counts[place] = yield* countSteps(sql, keyName, quotas);
+  }
+  return counts;
+}
+
+/** The windows with `requests` fewer counted in each unit. */
+function less(windows: RateWindows, requests: number): RateWindows {
+  if (requests === 0) return windows;
+  const window = (unit: RateUnit) => ({ start: windows[unit].start, used: windows[unit].used - requests });
+  return { now: windows.now, s: window('s'), min: window('min'), h: window('h'), day: window('day') };
 }

@@ -322,8 +322,9 @@ export interface RateCounter {
   /**
    * Counts one request of the named key in the current window of each unit, by the store's clock,
    * if no quota of `quotas` (requests per window, by unit) is spent; a refused request is not
-   * counted. Exact across every instance on the store: one statement per request, atomic (SQLite
-   * runs the requests that arrive together in one transaction, one commit for all of them).
+   * counted. Exact across every instance on the store: one atomic statement per request (SQLite
+   * runs the requests that arrive together in one transaction, one commit for all of them, and one
+   * statement for a key's requests while its quotas have room for all of them).
    */
   countRequest(keyName: string, quotas: Partial<Record<RateUnit, number>>): MaybePromise<RateCount>;
 }

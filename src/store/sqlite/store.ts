@@ -147,14 +147,16 @@ class SqliteStore extends SharedStore implements Store {
     // cursor moves only after the outcome it follows, and a lost move sends its events again.
     // Each entry is writes and then, if given, a statement whose rows it answers: one step of the
     // shared operations (run, rows, or the two fused).
-    const bookkeeping = new UnsyncedBatches(writer, ({ writes, then }: BookkeepingStep, on) => {
-      try {
-        for (const write of writes) on.run(write);
-        return { rows: then === undefined ? [] : on.rows(then) };
-      } catch (err) {
-        return { error: err };
-      }
-    });
+    const bookkeeping = new UnsyncedBatches(writer, (steps: readonly BookkeepingStep[], on) =>
+      steps.map(({ writes, then }): { rows: Row[] } | { error: unknown } => {
+        try {
+          for (const write of writes) on.run(write);
+          return { rows: then === undefined ? [] : on.rows(then) };
+        } catch (err) {
+          return { error: err };
+        }
+      }),
+    );
     this.bookkeeping = bookkeeping;
     const bookkept = async (writes: readonly Statement[], then: Statement | undefined): Promise<Row[]> => {
       const outcome = await bookkeeping.submit({ writes, then });

@@ -20,10 +20,10 @@ export class UnsyncedBatches<In, Out> {
   /** The connection and its batch, once something was submitted. */
   private opened: { db: Database.Database; runAll: (batch: readonly In[]) => Out[] } | undefined;
 
-  /** `each` runs one request on the connection, inside its batch's transaction. */
+  /** `all` runs a batch's requests on the connection, inside its transaction, and gives each its outcome, in order. */
   constructor(
     private readonly writer: Writer,
-    private readonly each: (input: In, connection: SyncConnection) => Out,
+    private readonly all: (inputs: readonly In[], connection: SyncConnection) => Out[],
   ) {}
 
   /** Queues one request; resolves with its outcome once its batch has committed. */
@@ -56,7 +56,7 @@ export class UnsyncedBatches<In, Out> {
     db.pragma('foreign_keys = ON');
     db.pragma('busy_timeout = 0');
     const connection = sqliteConnection(db);
-    const runAll = db.transaction((batch: readonly In[]) => batch.map((input) => this.each(input, connection)));
+    const runAll = db.transaction((batch: readonly In[]) => this.all(batch, connection));
     this.opened = { db, runAll: (batch) => runAll.immediate(batch) };
     return this.opened;
   }
