@@ -86,14 +86,14 @@ export function* countSteps(sql: RateSql, keyName: string, quotas: Partial<Recor
 }
 
 /**
- * Counts requests made together, each as countSteps would in the order given, in fewer statements:
- * the requests of one key and quotas are counted by one statement when there is room for all of
- * them (as many at a time as the smallest quota, so that a new window has room), and one at a time
- * from the first statement that finds none. All of them admitted at once, the k-th is told the
- * count that admitting it alone would have left: the windows after the statement, less the
- * requests after it. Exact where countSteps is, when run where nothing else counts meanwhile (in
- * one transaction that holds SQLite's write lock); with each statement atomic, a refusal changes
- * nothing, so going on one at a time after one is what countSteps would have done.
+ * Counts requests made together, each as countSteps would, in fewer statements: the requests of
+ * one key and quotas are counted by one statement when there is room for all of them (as many at a
+ * time as the smallest quota, so that a new window has room), and one at a time from the first
+ * statement that finds none. All of them admitted at once, the k-th is told the count that
+ * admitting it alone would have left: the windows after the statement, less the requests after it.
+ * As exact as countSteps: each statement is atomic, and one that finds no room changes nothing,
+ * so going on one at a time after it is what countSteps would have done. Where nothing else counts
+ * meanwhile (SQLite's batch holds the write lock), a key's requests are admitted in the order given.
  */
 export function* countAllSteps(sql: RateSql, requests: readonly CountRequest[]): Steps<RateCount[]> {
   const counts: RateCount[] = [];

@@ -16,6 +16,16 @@ const KEYS_SQL = `SELECT ${KEY_FOUND_COLUMNS} FROM api_keys WHERE key_hash = ANY
 const MOST_AT_ONCE = 256;
 
 /**
+ * How a DataLoader gathers the asks of one turn of the event loop: sent once the turn's I/O
+ * callbacks have run (setImmediate), so that they wait for no timer; nothing kept between turns.
+ */
+export const ONE_TURN = {
+  cache: false,
+  maxBatchSize: MOST_AT_ONCE,
+  batchScheduleFn: (send: () => void) => void setImmediate(send),
+} as const;
+
+/**
  * The reads every keyed request makes, the key check and one order's read, asked of PostgreSQL for
  * all the requests that ask in one turn of the event loop at once: one statement for their keys,
  * one for their orders. A statement costs a round trip and most of a query's work in both
@@ -35,14 +45,13 @@ export class BatchedReads {
    * each named in the array `$1`, unless it has been cancelled.
    */
   constructor(pool: pg.Pool, orders: { readonly order: string; readonly ordersIn: string }) {
-    const together = { cache: false, maxBatchSize: MOST_AT_ONCE, batchScheduleFn: (send: () => void) => void setImmediate(send) };
     this.#keys = new DataLoader(async (hashes) => {
       const distinct = [...new Set(hashes)];
       const [text, values] = distinct.length === 1 ? [KEY_SQL.find, [distinct[0], distinct[0]]] : [KEYS_SQL, [distinct, distinct]];
       const { rows } = await guard(() => pool.query<Row>(prepared(text, values)));
       // Each check picks its key from them all (keyMatchIn): a batch is a few keys.
       return hashes.map(() => rows);
-    }, together);
+    }, ONE_TURN);
     this.#orders = new DataLoader(async (ids) => {
       // An id no order can have (ids are safe integers) is not asked: it could fail the statement for every read in it.
       const asked = [...new Set(ids.filter((id) => Number.isSafeInteger(id)))];
@@ -53,7 +62,7 @@ export class BatchedReads {
         for (const row of rows) found.set(row[0], rowToRecord(row));
       }
       return ids.map((id) => found.get(id));
-    }, together);
+    }, ONE_TURN);
   }
 
   /** The key with secret hash `keyHash` and its state at `at`, or null. */

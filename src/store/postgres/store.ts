@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
+import DataLoader from 'dataloader';
 import pg from 'pg';
 import type { Logger } from '../../logger';
 import { silentLogger } from '../../logger';
 import { rowToRecord, timestamp as now } from '../core';
-import { drive, type Queryable } from '../dialect';
+import { drive } from '../dialect';
 import { pruneInBatches } from '../events';
 import { cancelOutcome, moveStatements, shipOutcome, MOVE_EVENTS, type Moved, type MoveTo } from '../moves';
 import { keptSteps, placementSteps, nextIdSql, PLACEMENT_SQL } from '../placement';
-import { countSteps, rateSql } from '../rates';
+import { countAllSteps, rateSql, type CountRequest } from '../rates';
 import { SharedStore, sharedOperations } from '../shared-operations';
 import { orderSql, storeSql, type OrderRow } from '../sql';
 import { StoreInvariantError, UnsupportedDatabaseError } from '../errors';
@@ -25,7 +26,7 @@ import type {
 } from '../types';
 import type { RateUnit } from '../../rate-policy';
 import { guard, guardedQueryable, postgresDialect, postgresQueryable, prepared, translate, withClient } from './dialect';
-import { BatchedReads } from './batched-reads';
+import { BatchedReads, ONE_TURN } from './batched-reads';
 import { PostgresFeed } from './feed';
 import { openSnapshot } from './snapshot';
 import { importIntoPostgres } from './import';
@@ -129,7 +130,7 @@ class PostgresStore extends SharedStore implements Store {
   protected readonly feed: PostgresFeed;
 
   /** The rate-limit count's connections, and the queryable over them, once a key with a policy has been counted (openCounter()). */
-  private counter: { readonly pool: pg.Pool; readonly queryable: Queryable } | undefined;
+  private counter: { readonly pool: pg.Pool; readonly counts: DataLoader<CountRequest, RateCount> } | undefined;
   /** The pool's next free connection, as the shared algorithms drive it. */
   private readonly pooled;
   /** The key checks and one-order reads of a turn of the event loop, one statement each. */
@@ -238,9 +239,8 @@ class PostgresStore extends SharedStore implements Store {
     return imported;
   }
 
-  async countRequest(keyName: string, quotas: Partial<Record<RateUnit, number>>): Promise<RateCount> {
-    const { queryable } = (this.counter ??= this.openCounter());
-    return drive(countSteps(RATE_SQL, keyName, quotas), queryable);
+  countRequest(keyName: string, quotas: Partial<Record<RateUnit, number>>): Promise<RateCount> {
+    return (this.counter ??= this.openCounter()).counts.load({ keyName, quotas });
   }
 
   /**
@@ -248,12 +248,18 @@ class PostgresStore extends SharedStore implements Store {
    * Their commits do not wait for the log to reach the disk (synchronous_commit = off): a counted
    * request costs a commit, not a flush. The count is as exact (each upsert holds the key's row
    * until it commits); a crash of the database may lose the last counts (those of its last fraction
-   * of a second), and so admit them again.
+   * of a second), and so admit them again. The requests of one turn of the event loop are counted
+   * together (countAllSteps): one statement for each key's while its quotas have room for all.
    */
   private openCounter(): NonNullable<PostgresStore['counter']> {
     const pool = new pg.Pool({ ...this.poolOptions, max: COUNTER_CONNECTIONS, options: '-c synchronous_commit=off' });
     pool.on('error', (err) => this.logger.warn({ err }, 'a database connection was lost; it will be replaced'));
-    return { pool, queryable: guardedQueryable(pool) };
+    const queryable = guardedQueryable(pool);
+    const counts = new DataLoader<CountRequest, RateCount>(
+      async (requests) => drive(countAllSteps(RATE_SQL, requests), queryable),
+      ONE_TURN,
+    );
+    return { pool, counts };
   }
 
   async ping(): Promise<void> {
