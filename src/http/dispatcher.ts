@@ -16,7 +16,7 @@ import type { EventFeed } from '../feed/event-feed';
 import type { Admission } from './admission';
 import { bindHandlers } from './binding';
 import type { HandlerDefinitions, OperationHandlers } from './define-handler';
-import type { Reply } from './reply';
+import { endResumedTogether, type Reply } from './reply';
 import { createReplyCheck } from './reply-check';
 import { createRequestCheck } from './request-check';
 import { createSecurity } from './security';
@@ -121,8 +121,14 @@ export async function createDispatcher<V extends ApiVersion>(options: Dispatcher
     handle(handlers), // the reply
   ];
 
-  /** A request resumed after a wait reads with the others resumed in its turn (Store.readTogether). */
-  const resume: Resume = (run) => store.readTogether(run);
+  /**
+   * A request resumed after a wait reads with the others resumed in its turn (Store.readTogether),
+   * and its reply leaves with theirs once they have run (endResumedTogether).
+   */
+  const resume: Resume = (run) => {
+    endResumedTogether();
+    return store.readTogether(run);
+  };
 
   /** Check, then write: the reply as the contract allows it, on the wire. */
   const send = (request: RoutedRequest, res: ServerResponse, reply: Reply): MaybePromise<void> => {

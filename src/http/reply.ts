@@ -153,6 +153,30 @@ function endAtTurnEnd(res: ServerResponse, payload: string | undefined): void {
   if (ending.push({ res, payload }) === 1) setImmediate(endHeld);
 }
 
+/** Whether endResumedTogether has asked for the held replies to be written when the resumed requests have run. */
+let resumedEnding = false;
+
+/**
+ * Writes the held replies once the requests resumed now, after a wait (the rate-limit count's
+ * commit, admission's turn), have run as far as they go without waiting again; call it as each is
+ * resumed. They are resumed in the check phase, where a reply held to the end of the turn would
+ * leave only after the next poll for I/O, a turn late: for a client that sends its next request on
+ * the answer, that turn was most of what a rate-limited read cost it. The write is a tick queued
+ * from a microtask, so it runs once every continuation queued meanwhile has run (Node runs queued
+ * ticks only when the microtask queue is empty), and their replies leave together, as a turn's do.
+ * A resumed request that waits again (for I/O) is written at the end of its turn, as any other.
+ */
+export function endResumedTogether(): void {
+  if (resumedEnding) return;
+  resumedEnding = true;
+  queueMicrotask(() =>
+    process.nextTick(() => {
+      resumedEnding = false;
+      endHeld();
+    }),
+  );
+}
+
 function endHeld(): void {
   for (const { res, payload } of ending.splice(0)) {
     if (res.writableEnded) continue;

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { listen } from '../helpers/app';
-import { addKey, freshStore, order } from '../helpers/stores';
+import { generateKey, hashKey } from '../../src/keys';
+import { addKey, freshStore, order, policies } from '../helpers/stores';
 import { tempDir } from '../helpers/temp-dir';
 
 const tmp = tempDir();
@@ -21,12 +22,15 @@ interface Written {
 describe('replies made in one turn of the event loop', () => {
   let served: Awaited<ReturnType<typeof listen>>;
   let key: string;
+  /** A key with a rate-limit policy: its requests are resumed once their count has committed. */
+  const limited = generateKey();
   const written: Written[] = [];
 
   beforeAll(async () => {
     const { store } = freshStore(tmp.dir);
     await store.importOrders([order({ id: 7 })]);
     key = await addKey(store);
+    await store.createKey('limited', hashKey(limited), { scopes: ['orders:read'], policies: policies('1000/h') });
     served = await listen({ store });
     // After the app's own listener: the app has answered (or not) by the time this one runs.
     served.server.on('request', (_req: IncomingMessage, res: ServerResponse) => {
@@ -50,6 +54,17 @@ describe('replies made in one turn of the event loop', () => {
 
     expect(res.status).toBe(status);
     expect(Number(res.headers.get('content-length'))).toBe(Buffer.byteLength(JSON.stringify(body)));
+    expect(written).toEqual([{ atReturn: false, afterTicks: false, atCheck: true }]);
+  });
+
+  // A key with a policy is counted in the store: its request goes on once the count has committed,
+  // in the check phase (src/store/sqlite/counter.ts), and its reply leaves there, with those of the
+  // other requests counted with it, not a turn later.
+  test('a reply to a request resumed after its count is written in the turn the count committed', async () => {
+    const res = await fetch(`${served.url}/v2/store/orders/7`, { headers: { Authorization: `Bearer ${limited}` } });
+    await res.json();
+
+    expect(res.status).toBe(200);
     expect(written).toEqual([{ atReturn: false, afterTicks: false, atCheck: true }]);
   });
 });
