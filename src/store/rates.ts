@@ -18,8 +18,8 @@ const USAGE_RETURNING = USAGE_UNITS.map((unit) => `${USAGE_COLUMNS[unit]}_start,
  * day; a unit without a policy is given a quota never reached): one upsert, so that the check and
  * the count are one atomic step in every instance (the row's lock on PostgreSQL, the write lock on
  * SQLite), and a refused count changes nothing. `n` is at most every quota, so that a new row or a
- * new window always has room. It answers the windows after the count and the
- * clock's `now`, or no row when it refused; `read` then answers them as they stand.
+ * new window always has room. It answers the windows after the count and the clock's `now`, or no
+ * row when it refused; `read` then answers them as they stand.
  */
 export function rateSql(clock: string): RateSql {
   const starts = USAGE_UNITS.map((unit) => (RATE_UNITS[unit] === 1 ? clock : `${clock} - ${clock} % ${RATE_UNITS[unit]}`));

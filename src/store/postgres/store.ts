@@ -129,7 +129,7 @@ class PostgresStore extends SharedStore implements Store {
   /** The change feed: its reads, its prune, and who hears of events. */
   protected readonly feed: PostgresFeed;
 
-  /** The rate-limit count's connections, and the queryable over them, once a key with a policy has been counted (openCounter()). */
+  /** The rate-limit count's connections, and a turn's counts gathered over them, once a key with a policy has been counted (openCounter()). */
   private counter: { readonly pool: pg.Pool; readonly counts: DataLoader<CountRequest, RateCount> } | undefined;
   /** The pool's next free connection, as the shared algorithms drive it. */
   private readonly pooled;
