@@ -89,7 +89,7 @@ export function* countSteps(sql: RateSql, keyName: string, quotas: Partial<Recor
  * Counts requests made together, each as countSteps would, in fewer statements: the requests of
  * one key and quotas are counted by one statement when there is room for all of them (as many at a
  * time as the smallest quota, so that a new window has room), and one at a time from the first
- * statement that finds none. All of them admitted at once, the k-th is told the count that
+ * statement that finds none, or from the start when the smallest quota is below two. All of them admitted at once, the k-th is told the count that
  * admitting it alone would have left: the windows after the statement, less the requests after it.
  * As exact as countSteps: each statement is atomic, and one that finds no room changes nothing,
  * so going on one at a time after it is what countSteps would have done. Where nothing else counts
@@ -110,9 +110,9 @@ export function* countAllSteps(sql: RateSql, requests: readonly CountRequest[]):
     places,
   } of groups.values()) {
     const values = quotaValues(quotas);
-    const most = Math.min(...values);
+    const most = Math.floor(Math.min(...values));
     let done = 0;
-    while (places.length - done > 1) {
+    while (most > 1 && places.length - done > 1) {
       const n = Math.min(places.length - done, most);
       const [counted] = (yield { rows: statement(sql.count, countValues(keyName, n, values)) }) ?? [];
       if (counted === undefined) break;

@@ -103,6 +103,12 @@ test("one statement counts a key's requests made together while all of them fit,
     const tight = drive(countAllSteps(sql, requests('c', 5, { day: 1000 })), recorded);
     expect(tight.map((count) => count.admitted)).toEqual([true, true, true, false, false]);
     expect(texts).toEqual([sql.count, sql.count, sql.count, sql.count, sql.count, sql.read, sql.count, sql.read]);
+
+    // A quota of one leaves nothing to count together: each goes alone from the start.
+    texts.length = 0;
+    const single = drive(countAllSteps(sql, requests('d', 3, { h: 1 })), recorded);
+    expect(single.map((count) => count.admitted)).toEqual([true, false, false]);
+    expect(texts).toEqual([sql.count, sql.count, sql.read, sql.count, sql.read]);
   } finally {
     db.close();
   }
