@@ -164,7 +164,9 @@ let resumedEnding = false;
  * the answer, that turn was most of what a rate-limited read cost it. The write is a tick queued
  * from a microtask, so it runs once every continuation queued meanwhile has run (Node runs queued
  * ticks only when the microtask queue is empty), and their replies leave together, as a turn's do.
- * A resumed request that waits again (for I/O) is written at the end of its turn, as any other.
+ * A resumed request that waits again (for I/O) is written at the end of its turn, as any other. A
+ * request admission lets on as another's reply finishes may be resumed in the poll phase: then the
+ * replies held so far leave a little before the turn's end, never later.
  */
 export function endResumedTogether(): void {
   if (resumedEnding) return;
