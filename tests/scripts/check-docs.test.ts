@@ -5,20 +5,39 @@ import { copyProject, npmRun } from '../helpers/project';
 
 // `npm run check:docs` (part of `npm run check`) on a copy of the project: links, headings,
 // back-quoted paths and the Layout cannot drift from what is there.
+//
+// The breakages share one copy and as few runs as tell them apart: the links are remark's, and
+// remark failing stops the check before the script that checks paths and the Layout, so each
+// kind has a run of its own, and each case reads its own error in it.
 let dir: string;
 
-beforeEach(() => {
+beforeAll(() => {
   dir = copyProject(fs.mkdtempSync(path.join(os.tmpdir(), 'petstore-docs-')));
 });
 
-afterEach(() => {
+afterAll(() => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-const edit = (file: string, change: (text: string) => string): void => {
-  const at = path.join(dir, file);
-  fs.writeFileSync(at, change(fs.readFileSync(at, 'utf8')));
-};
+/** Runs the check with each of `edits` made to the copy, then undoes them. */
+function checkWith(...edits: ReadonlyArray<readonly [file: string, change: (text: string) => string]>): {
+  status: number | null;
+  output: string;
+} {
+  const originals = edits.map(([file]) =>
+    fs.existsSync(path.join(dir, file)) ? fs.readFileSync(path.join(dir, file), 'utf8') : undefined,
+  );
+  try {
+    edits.forEach(([file, change], i) => fs.writeFileSync(path.join(dir, file), change(originals[i] ?? '')));
+    return npmRun(dir, 'check:docs');
+  } finally {
+    edits.forEach(([file], i) => {
+      const original = originals[i];
+      if (original === undefined) fs.rmSync(path.join(dir, file));
+      else fs.writeFileSync(path.join(dir, file), original);
+    });
+  }
+}
 
 test('the documents as they are pass', () => {
   const check = npmRun(dir, 'check:docs');
@@ -27,38 +46,38 @@ test('the documents as they are pass', () => {
   expect(check.status).toBe(0);
 });
 
-test('a link to a missing file fails, naming it', () => {
-  edit('docs/operations.md', (text) => `${text}\nSee [the runbook](runbook.md).\n`);
+describe('broken links fail, each named', () => {
+  let check: { status: number | null; output: string };
+  beforeAll(() => {
+    check = checkWith(
+      ['docs/operations.md', (text) => `${text}\nSee [the runbook](runbook.md).\n`],
+      ['README.md', (text) => text.replace('(docs/operations.md#environment)', '(docs/operations.md#environment-variables)')],
+    );
+  });
 
-  const check = npmRun(dir, 'check:docs');
-
-  expect(check.status).not.toBe(0);
-  expect(check.output).toMatch(/docs\/operations\.md[\s\S]*Cannot find file `(docs\/)?runbook\.md`/);
+  test('the check fails', () => expect(check.status).not.toBe(0));
+  test('a link to a missing file, naming it', () => {
+    expect(check.output).toMatch(/docs\/operations\.md[\s\S]*Cannot find file `(docs\/)?runbook\.md`/);
+  });
+  test('a link to a missing heading, naming it', () => {
+    expect(check.output).toContain('Cannot find heading for `#environment-variables`');
+  });
 });
 
-test('a link to a missing heading fails, naming it', () => {
-  edit('README.md', (text) => text.replace('(docs/operations.md#environment)', '(docs/operations.md#environment-variables)'));
+describe('paths that do not exist fail, each named', () => {
+  let check: { status: number | null; output: string };
+  beforeAll(() => {
+    check = checkWith(
+      ['docs/ci.md', (text) => `${text}\nThe helpers are in \`tests/helpers/gone.ts\`.\n`],
+      ['src/store/cache.ts', () => 'export {};\n'],
+    );
+  });
 
-  const check = npmRun(dir, 'check:docs');
-
-  expect(check.status).not.toBe(0);
-  expect(check.output).toContain('Cannot find heading for `#environment-variables`');
-});
-
-test('a back-quoted path that does not exist fails, naming the document and line', () => {
-  edit('docs/ci.md', (text) => `${text}\nThe helpers are in \`tests/helpers/gone.ts\`.\n`);
-
-  const check = npmRun(dir, 'check:docs');
-
-  expect(check.status).toBe(1);
-  expect(check.output).toMatch(/docs\/ci\.md:\d+: `tests\/helpers\/gone\.ts` does not exist/);
-});
-
-test('a file of src/store that the Layout does not name fails', () => {
-  fs.writeFileSync(path.join(dir, 'src/store/cache.ts'), 'export {};\n');
-
-  const check = npmRun(dir, 'check:docs');
-
-  expect(check.status).toBe(1);
-  expect(check.output).toContain('the Layout does not name src/store/cache.ts');
+  test('the check fails', () => expect(check.status).toBe(1));
+  test('a back-quoted path that does not exist, naming the document and line', () => {
+    expect(check.output).toMatch(/docs\/ci\.md:\d+: `tests\/helpers\/gone\.ts` does not exist/);
+  });
+  test('a file of src/store that the Layout does not name', () => {
+    expect(check.output).toContain('the Layout does not name src/store/cache.ts');
+  });
 });

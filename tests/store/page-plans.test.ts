@@ -9,11 +9,17 @@ import { sqlitePlaceholders } from '../../src/store/sqlite/dialect';
 import { freshDatabase } from '../helpers/postgres';
 import { tempDir } from '../helpers/temp-dir';
 
-// A page of 100 of any filter combination, on 1,000,000 orders, is read through an index in id
-// order and stops at its page, never scanning the table: each store's plan for every combination,
-// first page and deep page. SQLite reads the page indexes exactly; PostgreSQL chooses by cost
-// between them and the id order (see its test).
+// A page of 100 of any filter combination is read through an index in id order and stops at its
+// page, never scanning the table: each store's plan for every combination, first page and deep
+// page. SQLite reads the page indexes exactly; PostgreSQL chooses by cost between them and the id
+// order (see its test), on 1,000,000 orders.
 const ORDERS = 1_000_000;
+/**
+ * The SQLite store keeps no statistics (it never runs ANALYZE; the test checks there are none), so
+ * SQLite plans a page from the schema and the statement alone, whatever the number of rows: a
+ * store of this many plans as one of any size.
+ */
+const SQLITE_ORDERS = 20_000;
 const LIMIT = 100;
 
 /** The generated orders, as SQL over n = 1…ORDERS: 5,000 pets, a tenth shipped, a tenth cancelled, ship dates over a year. */
@@ -48,7 +54,7 @@ function everyFilter(): OrderFilter[] {
 
 const describeFilter = (filter: OrderFilter): string => JSON.stringify(filter);
 
-test(`SQLite: every filter combination's page is read from the page indexes, never a table scan, on ${ORDERS.toLocaleString('en')} orders`, async () => {
+test(`SQLite: every filter combination's page is read from the page indexes, never a table scan, whatever the number of orders`, async () => {
   const tmp = tempDir();
   const file = path.join(tmp.dir, 'plans.db');
   try {
@@ -58,11 +64,12 @@ test(`SQLite: every filter combination's page is read from the page indexes, nev
     db.exec(`INSERT INTO orders (id, pet_id, quantity, ship_date, complete, status, created_at, shipped_at, cancelled_at, ship_at)
       SELECT n, ${COLUMNS.pet_id}, ${COLUMNS.quantity}, d, ${COLUMNS.complete('1')}, ${COLUMNS.status}, 'x',
              CASE n % 10 WHEN 0 THEN 'x' END, CASE n % 10 WHEN 1 THEN 'x' END, ${instantKeySql('d')}
-      FROM (WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < ${ORDERS}) SELECT n, ${shipDate} AS d FROM c)`);
+      FROM (WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < ${SQLITE_ORDERS}) SELECT n, ${shipDate} AS d FROM c)`);
+    expect(db.prepare(`SELECT name FROM sqlite_master WHERE name LIKE 'sqlite_stat%'`).all()).toEqual([]);
 
     const problems: string[] = [];
     for (const filter of everyFilter()) {
-      for (const after of [undefined, ORDERS / 2]) {
+      for (const after of [undefined, SQLITE_ORDERS / 2]) {
         const { text, values } = pageQuery({ filter, after, limit: LIMIT });
         const plan = db
           .prepare<unknown[], { detail: string }>(`EXPLAIN QUERY PLAN ${sqlitePlaceholders(text)}`)
