@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import type { OrderSnapshot } from '../types';
+import type { ListedOrder, OrderSnapshot } from '../types';
 import { guard, sqlitePlaceholders, storeClosed, translate } from './dialect';
 import { etagOf, rowToListed } from '../core';
 import { BEFORE_FIRST_ID, type ListedRow } from '../sql';
@@ -73,9 +73,10 @@ export class ReaderPool {
       throw translate(err);
     }
     let done = false;
-    /** Rows of `first` not read yet: its own copy, taken from the front. */
-    const pending: ListedRow[] = first?.etag === etag ? first.rows.slice() : [];
-    let after = pending.at(-1)?.[0] ?? BEFORE_FIRST_ID;
+    /** The rows of `first`, when they are this snapshot's, read from the front: `taken` of them so far. */
+    const given: readonly ListedRow[] = first?.etag === etag ? first.rows : [];
+    let taken = 0;
+    let after = given.at(-1)?.[0] ?? BEFORE_FIRST_ID;
     const finish = (): void => {
       if (done) return;
       done = true;
@@ -89,23 +90,27 @@ export class ReaderPool {
     return {
       etag,
       read: async (max) => {
-        let rows = pending.splice(0, max);
-        if (rows.length < max && !done) {
+        const orders: ListedOrder[] = [];
+        for (const end = Math.min(given.length, taken + max); taken < end; taken += 1) {
+          const row = given[taken];
+          if (row !== undefined) orders.push(rowToListed(row));
+        }
+        if (orders.length < max && !done) {
           let more: ListedRow[];
           try {
-            more = list.all(after, max - rows.length);
+            more = list.all(after, max - orders.length);
           } catch (err) {
             finish();
             throw translate(err);
           }
-          if (more.length < max - rows.length) finish();
+          if (more.length < max - orders.length) finish();
           else after = more.at(-1)?.[0] ?? after;
-          rows = rows.concat(more);
+          for (const row of more) orders.push(rowToListed(row));
         }
-        return rows.map(rowToListed);
+        return orders;
       },
       // A read that found fewer orders than it asked for has read the last of them.
-      exhausted: () => done && pending.length === 0,
+      exhausted: () => done && taken >= given.length,
       close: async () => finish(),
     };
   }
