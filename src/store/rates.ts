@@ -89,8 +89,9 @@ export function* countSteps(sql: RateSql, keyName: string, quotas: Partial<Recor
  * Counts requests made together, each as countSteps would, in fewer statements: the requests of
  * one key and quotas are counted by one statement when there is room for all of them (as many at a
  * time as the smallest quota, so that a new window has room), and one at a time from the first
- * statement that finds none, or from the start when the smallest quota is below two. All of them admitted at once, the k-th is told the count that
- * admitting it alone would have left: the windows after the statement, less the requests after it.
+ * statement that finds none, or from the start when the smallest quota is below two. All of them
+ * admitted at once, the k-th is told the count that admitting it alone would have left: the windows
+ * after the statement, less the requests after it.
  * As exact as countSteps: each statement is atomic, and one that finds no room changes nothing,
  * so going on one at a time after it is what countSteps would have done. Where nothing else counts
  * meanwhile (SQLite's batch holds the write lock), a key's requests are admitted in the order given.
