@@ -44,6 +44,28 @@ export function npmRun(dir: string, script: string, ...args: string[]): { status
   return runIn(dir, 'npm', ['run', '--silent', script, ...(args.length > 0 ? ['--', ...args] : [])]);
 }
 
+/** A change to one file of a project copy: its text before, to its text after ('' for a file that is not there). */
+export type FileEdit = readonly [file: string, change: (text: string) => string];
+
+/**
+ * Runs `npm run <script>` in a project copy with each of `edits` made to it (a file that is not
+ * there is made), then puts every file back as it was, so that one copy serves many cases.
+ */
+export function npmRunWith(dir: string, script: string, edits: readonly FileEdit[]): { status: number | null; output: string } {
+  const files = edits.map(([file]) => path.join(dir, file));
+  const originals = files.map((file) => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : undefined));
+  try {
+    edits.forEach(([file, change], i) => fs.writeFileSync(path.join(dir, file), change(originals[i] ?? '')));
+    return npmRun(dir, script);
+  } finally {
+    files.forEach((file, i) => {
+      const original = originals[i];
+      if (original === undefined) fs.rmSync(file);
+      else fs.writeFileSync(file, original);
+    });
+  }
+}
+
 /** Runs one of the project's installed tools (`jest`, `tsc`…) in a project copy, as `npx` would. */
 export function npxRun(dir: string, tool: string, ...args: string[]): { status: number | null; output: string } {
   return runIn(dir, 'npx', ['--no-install', tool, ...args]);

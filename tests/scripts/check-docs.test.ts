@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { copyProject, npmRun } from '../helpers/project';
+import { copyProject, npmRun, npmRunWith, type FileEdit } from '../helpers/project';
 
 // `npm run check:docs` (part of `npm run check`) on a copy of the project: links, headings,
 // back-quoted paths and the Layout cannot drift from what is there.
@@ -20,24 +20,7 @@ afterAll(() => {
 });
 
 /** Runs the check with each of `edits` made to the copy, then undoes them. */
-function checkWith(...edits: ReadonlyArray<readonly [file: string, change: (text: string) => string]>): {
-  status: number | null;
-  output: string;
-} {
-  const originals = edits.map(([file]) =>
-    fs.existsSync(path.join(dir, file)) ? fs.readFileSync(path.join(dir, file), 'utf8') : undefined,
-  );
-  try {
-    edits.forEach(([file, change], i) => fs.writeFileSync(path.join(dir, file), change(originals[i] ?? '')));
-    return npmRun(dir, 'check:docs');
-  } finally {
-    edits.forEach(([file], i) => {
-      const original = originals[i];
-      if (original === undefined) fs.rmSync(path.join(dir, file));
-      else fs.writeFileSync(path.join(dir, file), original);
-    });
-  }
-}
+const checkWith = (...edits: FileEdit[]): { status: number | null; output: string } => npmRunWith(dir, 'check:docs', edits);
 
 test('the documents as they are pass', () => {
   const check = npmRun(dir, 'check:docs');

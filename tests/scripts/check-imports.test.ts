@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { copyProject, npmRun } from '../helpers/project';
+import { copyProject, npmRun, npmRunWith } from '../helpers/project';
 
 // `npm run check:imports` (part of `npm run check`) on a copy of the project: no module of src/
 // imports, directly or through others, a module that imports it, type-only imports included, and
@@ -18,13 +18,11 @@ afterAll(() => {
 
 /** Runs the check with each `line` added to the top of its `file`, then puts the files back. */
 function checkWith(...edits: ReadonlyArray<readonly [file: string, line: string]>): { status: number | null; output: string } {
-  const originals = edits.map(([file]) => fs.readFileSync(path.join(dir, file), 'utf8'));
-  try {
-    edits.forEach(([file, line], i) => fs.writeFileSync(path.join(dir, file), `${line}\n${originals[i]!}`));
-    return npmRun(dir, 'check:imports');
-  } finally {
-    edits.forEach(([file], i) => fs.writeFileSync(path.join(dir, file), originals[i]!));
-  }
+  return npmRunWith(
+    dir,
+    'check:imports',
+    edits.map(([file, line]) => [file, (text: string) => `${line}\n${text}`] as const),
+  );
 }
 
 test('src/ as it is passes', () => {
