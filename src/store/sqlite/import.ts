@@ -8,7 +8,7 @@ import { ImportConflictError } from '../errors';
 import { createdEventsSql } from '../events';
 import { IMPORTED_COLUMNS, RECORD_COLUMNS, importedTimes } from '../sql';
 import type { ImportRecord, ImportRecords } from '../types';
-import { guard, sqliteCode, sqliteConnection, translate } from './dialect';
+import { guard, sqliteCode, sqliteConnection, sqlitePlaceholders, translate } from './dialect';
 
 const STAGING = 'temp.import_staging';
 /** The staged records checked against the orders and given their ids (settleSteps): the orders rows to be, not yet checked. */
@@ -530,14 +530,14 @@ async function publishedOrRemoved(db: Database.Database, options: PublishOptions
 /** Removes a sliced publish's hidden orders a slice per write transaction, then its mark. */
 async function removeHidden(db: Database.Database, publishing: Publishing, options: PublishOptions): Promise<void> {
   const remove = db.prepare<[number, number, number]>(
-    'DELETE FROM main.orders WHERE id IN (SELECT id FROM main.orders WHERE id BETWEEN ? AND ? ORDER BY id LIMIT ?)',
+    sqlitePlaceholders('DELETE FROM main.orders WHERE id IN (SELECT id FROM main.orders WHERE id BETWEEN $1 AND $2 ORDER BY id LIMIT $3)'),
   );
   // Its events are the order.created ones of its span from its first seq on.
   const removeEvents = db.prepare<[number, number, number]>(
-    `DELETE FROM main.order_events WHERE seq IN (
+    sqlitePlaceholders(`DELETE FROM main.order_events WHERE seq IN (
        SELECT seq FROM main.order_events
-       WHERE seq >= (SELECT events_from FROM main.import_publishing) AND type = 'order.created' AND order_id BETWEEN ? AND ?
-       ORDER BY seq LIMIT ?)`,
+       WHERE seq >= (SELECT events_from FROM main.import_publishing) AND type = 'order.created' AND order_id BETWEEN $1 AND $2
+       ORDER BY seq LIMIT $3)`),
   );
   for (;;) {
     const removed = db

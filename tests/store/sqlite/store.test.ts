@@ -161,6 +161,25 @@ describe('statements shared with PostgreSQL', () => {
     expect(sqlitePlaceholders('SELECT 1')).toBe('SELECT 1');
   });
 
+  // A bare `LIMIT ?` is planned with its bound value, so SQLite compiles the statement again at
+  // every run; `+?` is the same limit, planned once.
+  test("write a LIMIT's placeholder as +?, and the limit holds", () => {
+    const sql = sqlitePlaceholders('SELECT x FROM t WHERE x > $1 ORDER BY x LIMIT $2');
+    expect(sql).toBe('SELECT x FROM t WHERE x > ? ORDER BY x LIMIT +?');
+    const db = new Database(':memory:');
+    try {
+      db.exec('CREATE TABLE t (x INTEGER PRIMARY KEY)');
+      const insert = db.prepare('INSERT INTO t (x) VALUES (?)');
+      for (let x = 1; x <= 10; x += 1) insert.run(x);
+      const page = db.prepare<[number, number], number>(sql).pluck();
+      expect(page.all(2, 3)).toEqual([3, 4, 5]);
+      expect(page.all(8, 5)).toEqual([9, 10]);
+      expect(page.all(0, 0)).toEqual([]);
+    } finally {
+      db.close();
+    }
+  });
+
   test.each([['UPDATE t SET a = $2 WHERE b = $1'], ['SELECT $1, $1'], ['SELECT $1, $3']])(
     'refuse %s, which positional binding would get wrong',
     (sql) => {
