@@ -137,7 +137,7 @@ class SqliteStore extends SharedStore implements Store {
     const keyRows = writer.keptIn<Row[]>();
     this.keyConnection = {
       ...connection,
-      rows: (statement) => keyRows(`${statement.text}\u0000${statement.values.join('\u0000')}`, () => connection.rows(statement)),
+      rows: (statement) => keyRows(statement.text, statement.values, () => connection.rows(statement)),
     };
     this.feed = new SqliteFeed(writer);
     this.read = queryableThrough(connection, (operation) => writer.read(operation));

@@ -38,7 +38,7 @@ export class TurnReads {
   /** The loop's poll count when the open transaction began. */
   #began = 0;
   /** What keptIn() kept in the open transaction, each map emptied when it ends. */
-  readonly #kept: Array<Map<string, object>> = [];
+  readonly #kept: Array<Map<string, Map<string, object>>> = [];
 
   constructor(db: Database.Database) {
     this.#db = db;
@@ -69,21 +69,27 @@ export class TurnReads {
   }
 
   /**
-   * A read whose answer the turn's transaction keeps: asked again with the same `key` in the same
-   * transaction, it answers what it answered first, without asking the database. One snapshot
-   * answers the same statement the same way, so this answers exactly what the database would; the
-   * next transaction asks afresh. Outside a turn's transaction every call reads. It holds at most
-   * one answer per read made in the transaction, and is emptied when the transaction ends.
+   * A read whose answer the turn's transaction keeps: asked again with the same statement `text`
+   * and `values` in the same transaction, it answers what it answered first, without asking the
+   * database. One snapshot answers the same statement the same way, so this answers exactly what
+   * the database would; the next transaction asks afresh. Outside a turn's transaction every call
+   * reads. It holds at most one answer per read made in the transaction, and is emptied when the
+   * transaction ends. Answers are kept by statement, then by values: a statement's text is one
+   * string for the process, hashed once, where a key joining it to the values would be a new
+   * string of hundreds of characters to hash at every request.
    */
-  keptIn<T extends object>(): (key: string, read: () => T) => T {
-    const kept = new Map<string, T>();
+  keptIn<T extends object>(): (text: string, values: readonly unknown[], read: () => T) => T {
+    const kept = new Map<string, Map<string, T>>();
     this.#kept.push(kept);
-    return (key, read) => {
+    return (text, values, read) => {
       if (!this.#open) return read();
-      const known = kept.get(key);
+      let byValues = kept.get(text);
+      if (byValues === undefined) kept.set(text, (byValues = new Map<string, T>()));
+      const key = values.join('\u0000');
+      const known = byValues.get(key);
       if (known !== undefined) return known;
       const answer = read();
-      kept.set(key, answer);
+      byValues.set(key, answer);
       return answer;
     };
   }
@@ -92,7 +98,7 @@ export class TurnReads {
   end(): void {
     if (!this.#open) return;
     this.#open = false;
-    for (const kept of this.#kept) kept.clear();
+    for (const kept of this.#kept) for (const byValues of kept.values()) byValues.clear();
     // A closed connection is in no transaction.
     if (this.#db.inTransaction) this.#commit.run();
   }

@@ -61,8 +61,8 @@ export class Writer {
     return this.guard(() => this.turn.read(operation));
   }
 
-  /** A read whose answer the turn's read transaction keeps, by key, until it ends (TurnReads.keptIn); run it inside read(). */
-  keptIn<T extends object>(): (key: string, read: () => T) => T {
+  /** A read whose answer the turn's read transaction keeps, by statement and values, until it ends (TurnReads.keptIn); run it inside read(). */
+  keptIn<T extends object>(): (text: string, values: readonly unknown[], read: () => T) => T {
     return this.turn.keptIn<T>();
   }
 
