@@ -166,7 +166,7 @@ describe('statements shared with PostgreSQL', () => {
   test("write a LIMIT's placeholder as +?, and the limit holds", () => {
     const sql = sqlitePlaceholders('SELECT x FROM t WHERE x > $1 ORDER BY x LIMIT $2');
     expect(sql).toBe('SELECT x FROM t WHERE x > ? ORDER BY x LIMIT +?');
-    const db = new Database(':memory:');
+    const db = new Database(file());
     try {
       db.exec('CREATE TABLE t (x INTEGER PRIMARY KEY)');
       const insert = db.prepare('INSERT INTO t (x) VALUES (?)');
