@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { copyProject, npmRun, npmRunWith } from '../helpers/project';
+import { copyProject, npmRun, npmRunWith, type FileEdit } from '../helpers/project';
 
 // `npm run check:imports` (part of `npm run check`) on a copy of the project: no module of src/
 // imports, directly or through others, a module that imports it, type-only imports included, and
@@ -21,7 +21,7 @@ function checkWith(...edits: ReadonlyArray<readonly [file: string, line: string]
   return npmRunWith(
     dir,
     'check:imports',
-    edits.map(([file, line]) => [file, (text: string) => `${line}\n${text}`] as const),
+    edits.map(([file, line]): FileEdit => [file, (text) => `${line}\n${text}`]),
   );
 }
 
