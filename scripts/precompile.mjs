@@ -2,7 +2,9 @@
 // - Ajv validators compiled ahead of time into standalone modules: the checks that a document is
 //   OpenAPI 3.0, and OpenAPI 3.1, which src/openapi/document-check.ts loads. Each is the schema and
 //   the Ajv set-up that module defines (documentSchema, from the build just made), as standalone code.
-// - The documents under spec/, parsed, as JSON (see the end of this file).
+// - The documents under spec/, parsed, as JSON.
+// - The contract's validators, as a start compiles them, which src/openapi/precompiled.ts loads
+//   (see the end of this file).
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -46,3 +48,10 @@ for (const file of fs.readdirSync(path.join(root, 'spec'), { recursive: true }))
   fs.writeFileSync(path.join(documents, `${copy.name}.part`), copy.json);
   fs.renameSync(path.join(documents, `${copy.name}.part`), path.join(documents, copy.name));
 }
+
+// The contract's validators: every one a start makes (src/start-validators.ts), written whole or not
+// at all, as the documents are.
+const { startValidatorsModule } = require(path.join(build, 'src', 'start-validators.js'));
+const validators = path.join(build, 'generated', 'validators.js');
+fs.writeFileSync(`${validators}.part`, await startValidatorsModule());
+fs.renameSync(`${validators}.part`, validators);

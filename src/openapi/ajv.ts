@@ -1,23 +1,22 @@
 import Ajv from 'ajv';
-import type { FormatDefinition, Options } from 'ajv';
+import type { Options } from 'ajv';
 import Ajv2020 from 'ajv/dist/2020';
 import type { AnyValidateFunction } from 'ajv/dist/types';
-import addFormats from 'ajv-formats';
-import { fullFormats } from 'ajv-formats/dist/formats';
 import { OpenAPIValidator, OpenAPIRouter, SetMatchType, ValidationContext, type AjvCustomizer, type OpenAPIBackend } from 'openapi-backend';
 import type { OpenAPIV3 } from 'openapi-types';
-import { isDateTime } from '../date-time';
 import { asValidatedDocument, asValidatedSchema, openApiLineOf, type OpenApiLine } from './dialect';
 import { checkDocument } from './document-check';
+import { VALIDATOR_FORMATS } from './formats';
+import { precompiledOptions, precompiledValidator, recorded, validatorKey } from './precompiled';
 
 /**
  * The Ajv set-up for a document of `line`: for 3.0, Ajv's draft-07 class, as openapi-backend makes
  * its own; for 3.1, its JSON Schema 2020-12 class; each with openapi-backend's options and formats.
  * Each schema it compiles is first said in that JSON Schema (./dialect.ts). Then, as for every line:
  *
- * Adds ajv-formats, beside the OpenAPI formats (int32 and int64 ranges among them); `date-time`
- * then really is checked, time zone required. `date-time` is checked by isDateTime: ajv-formats'
- * rules, proven equal, at a fraction of the cost, because every order of a streamed list is checked.
+ * Adds the formats of VALIDATOR_FORMATS (./formats.ts) over the OpenAPI formats openapi-backend
+ * adds: ajv-formats' full set, so that `date-time` really is checked, time zone required, by
+ * isDateTime, because every order of a streamed list is checked.
  *
  * openapi-backend asks for a new Ajv for every operation and context; it gets the one Ajv of the
  * process set up the same way (the same line and options, whatever the context: the context
@@ -36,10 +35,8 @@ export function ajvCustomizerFor(line: OpenApiLine): AjvCustomizer {
     let shared = ajvs.get(setup);
     if (shared === undefined) {
       const ajv = ajvOf(line, given, options);
-      addFormats(ajv, { mode: 'full' });
-      const reference = fullFormats['date-time'] as FormatDefinition<string>;
-      ajv.addFormat('date-time', { ...reference, validate: isDateTime });
-      shared = compilingOnce(ajv, line);
+      for (const [name, format] of Object.entries(VALIDATOR_FORMATS)) ajv.addFormat(name, format);
+      shared = compilingOnce(ajv, line, setup);
       ajvs.set(setup, shared);
     }
     return shared;
@@ -55,7 +52,7 @@ export const customizeAjv: AjvCustomizer = ajvCustomizerFor('3.0');
  * without checking it against the meta-schema first.
  */
 function ajvOf(line: OpenApiLine, given: Ajv, options: Options): Ajv {
-  const settings: Options = { ...options, validateSchema: false };
+  const settings: Options = precompiledOptions({ ...options, validateSchema: false });
   const ajv = line === '3.0' ? new Ajv(settings) : new Ajv2020(settings);
   for (const [name, format] of Object.entries(given.formats)) if (format !== undefined) ajv.addFormat(name, format);
   return ajv;
@@ -74,20 +71,28 @@ const COMPILE = Symbol('compile');
  * each time, and self-contained (a cycle is a `$ref` into the schema itself): the same text is the
  * same validator.
  *
- * The validator is compiled when it is first called: openapi-backend also compiles validators
- * this server never calls (each operation's responses as one `oneOf`, and three of the four
- * header checks). The ones it does call are compiled before it serves (compileNow, from
- * compileUsedValidators), so that no request waits for one.
+ * The validator is made when it is first called: openapi-backend also compiles validators this
+ * server never calls (each operation's responses as one `oneOf`, and three of the four header
+ * checks). The ones it does call are made before it serves (compileNow, from
+ * compileUsedValidators), so that no request waits for one. Made is taken from the build where it
+ * compiled the same (./precompiled.ts), else compiled.
  */
-function compilingOnce(ajv: Ajv, line: OpenApiLine): Ajv {
+function compilingOnce(ajv: Ajv, line: OpenApiLine, setup: string): Ajv {
   const made = new Map<string, LazyValidator>();
   const compile = ajv.compile.bind(ajv) as (schema: unknown, meta?: boolean) => AnyValidateFunction;
   ajv.compile = ((schema: unknown, meta?: boolean) => {
     const key = `${meta === true} ${JSON.stringify(schema)}`;
     let validate = made.get(key);
     if (validate === undefined) {
-      // Said in the JSON Schema this Ajv runs, meaning what the document's line means by it.
-      validate = lazily(() => compile(asValidatedSchema(schema, line), meta));
+      validate = lazily(() => {
+        // Said in the JSON Schema this Ajv runs, meaning what the document's line means by it.
+        const said = asValidatedSchema(schema, line);
+        const key = validatorKey(setup, meta === true, said);
+        const built = precompiledValidator(key);
+        if (built !== undefined) return built;
+        compilations += 1;
+        return recorded(key, ajv, compile(said, meta));
+      });
       made.set(key, validate);
     }
     return validate;
@@ -95,10 +100,16 @@ function compilingOnce(ajv: Ajv, line: OpenApiLine): Ajv {
   return ajv;
 }
 
-/** How many validators have been compiled in this process. */
+/** How many validators have been made in this process, and how many of them compiled (not taken from the build). */
+let made = 0;
 let compilations = 0;
 
-/** How many validators customizeAjv's Ajvs have compiled so far in this process. */
+/** How many validators customizeAjv's Ajvs have made so far in this process: compiled, or taken from the build. */
+export function validatorsMade(): number {
+  return made;
+}
+
+/** How many of those were compiled in this process, not taken from the build. */
 export function validatorsCompiled(): number {
   return compilations;
 }
@@ -106,7 +117,7 @@ export function validatorsCompiled(): number {
 function lazily(make: () => AnyValidateFunction): LazyValidator {
   let compiled: AnyValidateFunction | undefined;
   const compile = () => {
-    compilations += 1;
+    made += 1;
     return make();
   };
   const validate = function (this: unknown, ...args: unknown[]) {

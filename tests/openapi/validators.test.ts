@@ -6,7 +6,7 @@ import { createApp } from '../../src/app';
 import { cloneDocument, loadDocument, specPath } from '../../src/contract/document';
 import { createOpenApi } from '../../src/openapi/adapter';
 import request from 'supertest';
-import { createContractAjv, customizeAjv, validatorsCompiled } from '../../src/openapi';
+import { createContractAjv, customizeAjv, validatorsMade } from '../../src/openapi';
 import { openSqliteStore } from '../../src/store';
 import { addKey, order } from '../helpers/stores';
 import { tempDir } from '../helpers/temp-dir';
@@ -97,7 +97,7 @@ describe("validators made through customizeAjv's Ajvs", () => {
     const key = await addKey(store);
     await store.importOrders([order({ id: 1 }), order({ id: 2 })]);
     const app = await createApp({ store });
-    const before = validatorsCompiled();
+    const before = validatorsMade();
     const auth = { Authorization: `Bearer ${key}` };
     try {
       for (const [version, id] of [
@@ -112,7 +112,7 @@ describe("validators made through customizeAjv's Ajvs", () => {
       }
       expect((await request(app).get('/v2/store/orders?limit=1&status=pending').set(auth)).status).toBe(200);
       expect((await request(app).get('/v2/store/orders?limit=0').set(auth)).status).toBe(400);
-      expect(validatorsCompiled()).toBe(before);
+      expect(validatorsMade()).toBe(before);
     } finally {
       await store.close();
     }

@@ -1,0 +1,41 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createApp } from './app';
+import { loadDocument, specPath } from './contract/document';
+import { webhookBodyCheck } from './contract/webhooks';
+import { precompiledModule, recordValidators } from './openapi';
+import { compileImportValidator } from './orders/import';
+import { openSqliteStore } from './store';
+
+/**
+ * Makes every validator a start of this project makes: the app's, made as `serve` makes it (on a
+ * store of its own in a scratch folder), delivery's checks of webhook bodies, and the check of
+ * `orders import`'s records.
+ */
+export async function makeStartValidators(): Promise<void> {
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'petstore-validators-'));
+  try {
+    const store = openSqliteStore(path.join(scratch, 'orders.db'));
+    try {
+      await createApp({ store });
+    } finally {
+      await store.close();
+    }
+    await webhookBodyCheck(loadDocument(specPath('v3')), 'v3');
+    compileImportValidator(loadDocument());
+  } finally {
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The module of those validators compiled, as the build writes it (scripts/precompile.mjs) and a
+ * start loads it (src/openapi/precompiled.ts). It records in this process from here on: call it
+ * before any validator is made, and once.
+ */
+export async function startValidatorsModule(): Promise<string> {
+  recordValidators();
+  await makeStartValidators();
+  return precompiledModule();
+}
