@@ -14,9 +14,9 @@ import { precompiledOptions, precompiledValidator, recorded, validatorKey } from
  * its own; for 3.1, its JSON Schema 2020-12 class; each with openapi-backend's options and formats.
  * Each schema it compiles is first said in that JSON Schema (./dialect.ts). Then, as for every line:
  *
- * Adds the formats of VALIDATOR_FORMATS (./formats.ts) over the OpenAPI formats openapi-backend
- * adds: ajv-formats' full set, so that `date-time` really is checked, time zone required, by
- * isDateTime, because every order of a streamed list is checked.
+ * Adds VALIDATOR_FORMATS (./formats.ts) over the OpenAPI formats openapi-backend adds: ajv-formats'
+ * full set, so that `date-time` really is checked, time zone required; by isDateTime, since every
+ * order of a streamed list is checked.
  *
  * openapi-backend asks for a new Ajv for every operation and context; it gets the one Ajv of the
  * process set up the same way (the same line and options, whatever the context: the context
@@ -74,8 +74,9 @@ const COMPILE = Symbol('compile');
  * The validator is made when it is first called: openapi-backend also compiles validators this
  * server never calls (each operation's responses as one `oneOf`, and three of the four header
  * checks). The ones it does call are made before it serves (compileNow, from
- * compileUsedValidators), so that no request waits for one. Made is taken from the build where it
- * compiled the same (./precompiled.ts), else compiled.
+ * compileUsedValidators), so that no request waits for one. A validator is taken from the build
+ * where the build compiled the same schema on an Ajv set up the same way (./precompiled.ts), and
+ * compiled otherwise.
  */
 function compilingOnce(ajv: Ajv, line: OpenApiLine, setup: string): Ajv {
   const made = new Map<string, LazyValidator>();
@@ -87,11 +88,11 @@ function compilingOnce(ajv: Ajv, line: OpenApiLine, setup: string): Ajv {
       validate = lazily(() => {
         // Said in the JSON Schema this Ajv runs, meaning what the document's line means by it.
         const said = asValidatedSchema(schema, line);
-        const key = validatorKey(setup, meta === true, said);
-        const built = precompiledValidator(key);
+        const builtKey = validatorKey(setup, meta === true, said);
+        const built = precompiledValidator(builtKey);
         if (built !== undefined) return built;
         compilations += 1;
-        return recorded(key, ajv, compile(said, meta));
+        return recorded(builtKey, ajv, compile(said, meta));
       });
       made.set(key, validate);
     }

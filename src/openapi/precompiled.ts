@@ -12,11 +12,11 @@ import { VALIDATOR_FORMATS } from './formats';
 
 /**
  * The contract's validators, compiled by the build rather than at every start. Compiling them was
- * most of a start's time: Ajv writes each validator's code from its schema, and a server serving
- * three documents compiles a few hundred. The build (scripts/precompile.mjs) starts the app as
- * `serve` does, with recordValidators() on, and writes every validator it compiled as Ajv's
- * standalone code into one module; a start finds each there by its key, and compiles only what it
- * does not find (a document edited since the build, or one a test makes).
+ * about a quarter of a start's time: Ajv writes each validator's code from its schema, and a
+ * server serving three documents makes about fifty. The build (scripts/precompile.mjs) starts the
+ * app as `serve` does, with recordValidators() on, and writes every validator it compiled as
+ * Ajv's standalone code into one module; a start finds each there by its key, and compiles only
+ * what it does not find (a document edited since the build, or one a test makes).
  *
  * A validator's key is what makes its code: the Ajv's setup (the document's line and its options)
  * and the schema exactly as compiled, said in the line's JSON Schema. The module also carries a

@@ -9,9 +9,9 @@ import { startValidatorsModule } from '../../src/start-validators';
 import { ROOT } from '../helpers/project';
 
 // The build writes every validator a start makes as Ajv's standalone code (scripts/precompile.mjs);
-// a start takes them from that module (tests/openapi/precompiled.test.ts). Here, this process
-// records every validator it compiles, as the build does, so each test file's modules being its
-// own, the module it writes is what this code and this Ajv write now.
+// a start takes them from that module (tests/openapi/precompiled.test.ts). Here this test file,
+// whose modules are its own, records every validator it compiles, as the build does: the module it
+// writes is what this code and this Ajv write now.
 
 type Validate = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
 interface Module {
