@@ -86,10 +86,24 @@ export function createAdmission(limits: AdmissionLimits, events: AdmissionEvents
     }
     return performance.now() - sliceStart < TURN_SLICE_MS;
   };
-  /** The loop has read its sockets again: a new slice, and the oldest waiting takes a free place. */
+  /** The loop has read its sockets again: a new slice, and the oldest waiting take the free places. */
   function nextTurn(): void {
     turning = false;
-    if (queued > 0 && running < limits.limit && inSlice()) handOver();
+    fill();
+  }
+  /** Whether `fill` is to run again once what it let on has run what it runs at once. */
+  let filling = false;
+  /**
+   * The oldest waiting take the free places while this turn's slice lasts, one after another: the
+   * next is let on once the one before has gone on (its handler runs in a microtask queued before
+   * the next `fill`), so the slice's clock counts what those before it ran at once.
+   */
+  function fill(): void {
+    filling = false;
+    if (queued === 0 || running >= limits.limit || !inSlice()) return;
+    handOver();
+    filling = true;
+    queueMicrotask(fill);
   }
 
   const start = (res: ServerResponse, waitedMs: number): void => {
@@ -124,10 +138,13 @@ export function createAdmission(limits: AdmissionLimits, events: AdmissionEvents
     }
     return next;
   };
-  /** A request's place is free: the oldest still waiting takes it, now if this turn's slice allows, else next turn. */
+  /**
+   * A request's place is free: the oldest waiting take it now if this turn's slice allows, else
+   * next turn (nextTurn fills every place then free, while its slice lasts).
+   */
   function end(): void {
     running -= 1;
-    if (queued > 0 && inSlice()) handOver();
+    if (queued > 0 && !filling && inSlice()) fill();
     else events.onRunning?.(running);
   }
   /** The oldest request still waiting takes a free place. */

@@ -95,6 +95,67 @@ test('work that runs to its end at once starts for one slice of each turn of the
   expect(perTurn.size).toBeGreaterThan(1);
 });
 
+test("places freed past a turn's slice are all taken on the next turn while its slice lasts, not one a turn", async () => {
+  const api = await createOpenApi(loadDocument(specPath('v1')), { apiRoot: '/v1', undeclaredQuery: 'ignore' });
+  const list = api.operations.find((operation) => operation.operationId === 'listOrders')!;
+  const LIMIT = 4;
+  const admission = createAdmission({ limit: LIMIT, maxWaitMs: 60_000, queue: 100 });
+  let turn = 0;
+  let counting = true;
+  const count = (): void => {
+    turn += 1;
+    if (counting) setImmediate(count);
+  };
+  setImmediate(count);
+  const response = () => new ServerResponse(new IncomingMessage(new net.Socket()));
+  // Streamed lists: each runs across turns, so its end comes in a later turn than its start.
+  const running = Array.from({ length: LIMIT }, response);
+  for (const res of running) expect(admission.admit(list, res)).toBeUndefined();
+  const admittedIn: number[] = [];
+  const waiting = Array.from({ length: LIMIT }, () => admission.admit(list, response())!.then(() => admittedIn.push(turn)));
+  await new Promise((resolve) => setImmediate(resolve));
+  await new Promise((resolve) => setImmediate(resolve));
+
+  // In one turn: the first ends as the slice opens, and its place is taken at once; the other three
+  // end after the slice is spent, so their places wait for the next turn.
+  const endedIn = turn;
+  running[0]!.emit('finish');
+  const spent = performance.now() + TURN_SLICE_MS + 2;
+  while (performance.now() < spent);
+  for (const res of running.slice(1)) res.emit('finish');
+  await Promise.all(waiting);
+  counting = false;
+
+  expect(admittedIn).toEqual([endedIn, endedIn + 1, endedIn + 1, endedIn + 1]);
+});
+
+test('places left free as a turn begins are all taken in it while its slice lasts, not one a turn', async () => {
+  const api = await createOpenApi(loadDocument(specPath('v1')), { apiRoot: '/v1', undeclaredQuery: 'ignore' });
+  const list = api.operations.find((operation) => operation.operationId === 'listOrders')!;
+  const admission = createAdmission({ limit: 4, maxWaitMs: 60_000, queue: 100 });
+  let turn = 0;
+  let counting = true;
+  const count = (): void => {
+    turn += 1;
+    if (counting) setImmediate(count);
+  };
+  setImmediate(count);
+  const response = () => new ServerResponse(new IncomingMessage(new net.Socket()));
+  await new Promise((resolve) => setImmediate(resolve));
+
+  // A burst read in one turn: the first list starts, and runs past the turn's slice (its first chunk
+  // on a slow host); the three after it find the slice spent, and wait with places free.
+  const arrivedIn = turn;
+  expect(admission.admit(list, response())).toBeUndefined();
+  const spent = performance.now() + TURN_SLICE_MS + 2;
+  while (performance.now() < spent);
+  const admittedIn: number[] = [];
+  await Promise.all([1, 2, 3].map(() => admission.admit(list, response())!.then(() => admittedIn.push(turn))));
+  counting = false;
+
+  expect(admittedIn).toEqual([arrivedIn + 1, arrivedIn + 1, arrivedIn + 1]);
+});
+
 test('past its limit a list waits, then is shed with a 503 and Retry-After; a full queue sheds at once; cheap requests pass', async () => {
   const { store, file } = freshStore(tmp.dir);
   const key = await addKey(store);
