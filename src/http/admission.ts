@@ -34,6 +34,12 @@ export interface Admission {
    * An admitted request holds its place until its response is over (sent, or abandoned).
    */
   admit(operation: Operation, res: ServerResponse): Promise<void> | undefined;
+  /**
+   * Resolves in a later turn of the event loop, the first whose slice has room: a streamed list
+   * waits for it before its next chunk, so that the chunks of the lists running and the lists
+   * starting share each turn's first TURN_SLICE_MS, and a turn ends soon however many run.
+   */
+  readonly laterTurn: () => Promise<void>;
 }
 
 /**
@@ -160,7 +166,41 @@ export function createAdmission(limits: AdmissionLimits, events: AdmissionEvents
     next.admit();
   }
 
+  /** Streamed lists waiting to write their next chunk, oldest first. */
+  const continuing: Array<() => void> = [];
+  /** Whether `continueSome` is set to run in the next turn. */
+  let continuingNext = false;
+  const continueNextTurn = (): void => {
+    if (continuingNext) return;
+    continuingNext = true;
+    setImmediate(continueSome);
+  };
+  /**
+   * Lets the lists that waited for this turn go on, oldest first, one after another while its slice
+   * lasts (each once the one before has gone on, as `fill` does); the rest wait for the next turn,
+   * still ahead of those that asked since, so that none is passed over turn after turn.
+   */
+  function continueSome(): void {
+    continuingNext = false;
+    let due = continuing.length;
+    const step = (): void => {
+      if (due === 0 || !inSlice()) {
+        if (continuing.length > 0) continueNextTurn();
+        return;
+      }
+      due -= 1;
+      continuing.shift()?.();
+      queueMicrotask(step);
+    };
+    step();
+  }
+
   return {
+    laterTurn: () =>
+      new Promise<void>((resolve) => {
+        continuing.push(resolve);
+        continueNextTurn();
+      }),
     admit(operation, res) {
       if (running < limits.limit && queued === 0 && inSlice()) {
         start(res, 0);

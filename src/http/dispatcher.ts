@@ -108,7 +108,7 @@ export async function createDispatcher<V extends ApiVersion>(options: Dispatcher
     onViolation: (operationId) => options.onViolation?.(operationId, version),
     onDeprecatedCall: (operationId) => options.onDeprecatedCall?.(operationId, version),
   });
-  const write = createWriter({ replies, errors, logger, chunkItems });
+  const write = createWriter({ replies, errors, logger, chunkItems, laterTurn: options.admission.laterTurn });
 
   const authorization = { document, operations: api.operations, store, defaultPolicies: service.rateLimit, errors };
   /** A request's steps after its match, in order: each may refuse it, or go on to the next (steps/step.ts). */

@@ -16,6 +16,8 @@ export interface WriterOptions {
   readonly logger: Logger;
   /** Items per chunk of a streamed array. */
   readonly chunkItems: number;
+  /** Resolves when a streamed array may write its next chunk: in a later turn of the event loop (Admission.laterTurn). */
+  readonly laterTurn: () => Promise<void>;
 }
 
 /** The request a checked reply answers, as the writer needs it. */
@@ -35,7 +37,7 @@ export type Writer = (request: WrittenRequest, res: ServerResponse, reply: Reply
  * (a refused item) or the Error the failure becomes; one that fails after it is logged and its
  * connection cut, which tells the client the list is incomplete.
  */
-export function createWriter({ replies, errors, logger, chunkItems }: WriterOptions): Writer {
+export function createWriter({ replies, errors, logger, chunkItems, laterTurn }: WriterOptions): Writer {
   return ({ method, headers, context }, res, reply) => {
     if (reply.stream === undefined) return sendReply(res, reply, context.id);
     const { operation } = context;
@@ -48,6 +50,7 @@ export function createWriter({ replies, errors, logger, chunkItems }: WriterOpti
       requestId: context.id,
       writeItem,
       chunkItems,
+      laterTurn,
       coding: negotiateCoding(headers),
       head: method === 'HEAD',
       onError: (err) => {
@@ -75,6 +78,8 @@ export interface ArrayStreamOptions<T> {
   writeItem: (item: T) => string;
   /** Items per chunk: each chunk is read, serialized and written before the event loop gets a turn. */
   chunkItems: number;
+  /** Resolves when the next chunk may be written, in a later turn of the event loop. */
+  laterTurn: () => Promise<void>;
   coding: Coding;
   /** A HEAD request gets the headers and no body. */
   head: boolean;
@@ -91,7 +96,7 @@ export interface ArrayStreamOptions<T> {
  * failure before it is thrown, for the caller to answer with an Error.
  */
 export async function sendJsonArray<T>(res: ServerResponse, source: ChunkSource<T>, options: ArrayStreamOptions<T>): Promise<void> {
-  const { writeItem, chunkItems } = options;
+  const { writeItem, chunkItems, laterTurn } = options;
   let gone = false;
   res.once('close', () => (gone = true));
   let out: Writable = res;
@@ -144,7 +149,7 @@ export async function sendJsonArray<T>(res: ServerResponse, source: ChunkSource<
     // Push the first chunk through the compressor now, so the first byte does not wait for its buffer.
     compressor?.flush();
     for (;;) {
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      await laterTurn();
       if (gone) break;
       const chunk = await source.read(chunkItems);
       if (gone || chunk.length === 0) break;

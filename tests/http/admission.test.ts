@@ -156,6 +156,46 @@ test('places left free as a turn begins are all taken in it while its slice last
   expect(admittedIn).toEqual([arrivedIn + 1, arrivedIn + 1, arrivedIn + 1]);
 });
 
+test("a streamed list's next chunk waits for a later turn whose slice has room, so chunks and starts share each turn's slice", async () => {
+  const api = await createOpenApi(loadDocument(specPath('v1')), { apiRoot: '/v1', undeclaredQuery: 'ignore' });
+  const list = api.operations.find((operation) => operation.operationId === 'listOrders')!;
+  const admission = createAdmission({ limit: 10, maxWaitMs: 60_000, queue: 100 });
+  let turn = 0;
+  let counting = true;
+  const count = (): void => {
+    turn += 1;
+    if (counting) setImmediate(count);
+  };
+  setImmediate(count);
+  await new Promise((resolve) => setImmediate(resolve));
+  const busy = (ms: number): void => {
+    const until = performance.now() + ms;
+    while (performance.now() < until);
+  };
+
+  // This turn's slice is spent by a list that started in it.
+  const startedIn = turn;
+  expect(admission.admit(list, new ServerResponse(new IncomingMessage(new net.Socket())))).toBeUndefined();
+  busy(TURN_SLICE_MS + 2);
+  // Three lists write two more chunks each, each chunk 0.6 of a slice's work: two fit in a slice.
+  const CHUNK_MS = TURN_SLICE_MS * 0.6;
+  const wrote: Array<{ list: number; turn: number }> = [];
+  await Promise.all(
+    [1, 2, 3].map(async (list) => {
+      for (let chunk = 0; chunk < 2; chunk += 1) {
+        await admission.laterTurn();
+        busy(CHUNK_MS);
+        wrote.push({ list, turn });
+      }
+    }),
+  );
+  counting = false;
+
+  // The third waits for the next turn, and goes first in it: none is passed over by those that asked since.
+  expect(wrote.map((each) => each.list)).toEqual([1, 2, 3, 1, 2, 3]);
+  expect(wrote.map((each) => each.turn)).toEqual([1, 1, 2, 2, 3, 3].map((later) => startedIn + later));
+});
+
 test('past its limit a list waits, then is shed with a 503 and Retry-After; a full queue sheds at once; cheap requests pass', async () => {
   const { store, file } = freshStore(tmp.dir);
   const key = await addKey(store);
