@@ -66,8 +66,13 @@ export function isExpensive(operation: Operation): boolean {
  * read of the sockets would run in that turn, one after another (at 256 connections, about 170 ms
  * of pages before a `/healthz` that came just after them is read). So expensive work starts in a
  * turn only for its first TURN_SLICE_MS; what comes later waits in the queue for the next turn.
+ * `clock` reads the time in milliseconds; a test gives its own, to spend a slice when it chooses.
  */
-export function createAdmission(limits: AdmissionLimits, events: AdmissionEvents = {}): Admission {
+export function createAdmission(
+  limits: AdmissionLimits,
+  events: AdmissionEvents = {},
+  clock: () => number = () => performance.now(),
+): Admission {
   let running = 0;
   /** Requests waiting for a place, oldest first; `head` is the index of the oldest still waiting. */
   const waiting: Array<Waiter | undefined> = [];
@@ -86,11 +91,11 @@ export function createAdmission(limits: AdmissionLimits, events: AdmissionEvents
   const inSlice = (): boolean => {
     if (!turning) {
       turning = true;
-      sliceStart = performance.now();
+      sliceStart = clock();
       setImmediate(nextTurn);
       return true;
     }
-    return performance.now() - sliceStart < TURN_SLICE_MS;
+    return clock() - sliceStart < TURN_SLICE_MS;
   };
   /** The loop has read its sockets again: a new slice, and the oldest waiting take the free places. */
   function nextTurn(): void {
@@ -162,7 +167,7 @@ export function createAdmission(limits: AdmissionLimits, events: AdmissionEvents
     }
     queue(-1);
     clearTimeout(next.timer);
-    start(next.res, performance.now() - next.since);
+    start(next.res, clock() - next.since);
     next.admit();
   }
 
@@ -219,7 +224,7 @@ export function createAdmission(limits: AdmissionLimits, events: AdmissionEvents
         const at = waiting.length;
         const waiter: Waiter = {
           res,
-          since: performance.now(),
+          since: clock(),
           admit: resolve,
           timer: setTimeout(() => {
             waiting[at] = undefined;

@@ -99,7 +99,9 @@ test("places freed past a turn's slice are all taken on the next turn while its 
   const api = await createOpenApi(loadDocument(specPath('v1')), { apiRoot: '/v1', undeclaredQuery: 'ignore' });
   const list = api.operations.find((operation) => operation.operationId === 'listOrders')!;
   const LIMIT = 4;
-  const admission = createAdmission({ limit: LIMIT, maxWaitMs: 60_000, queue: 100 });
+  // The slices' clock moves only when the test moves it: a busy machine cannot spend a slice.
+  let now = 0;
+  const admission = createAdmission({ limit: LIMIT, maxWaitMs: 60_000, queue: 100 }, {}, () => now);
   let turn = 0;
   let counting = true;
   const count = (): void => {
@@ -120,8 +122,7 @@ test("places freed past a turn's slice are all taken on the next turn while its 
   // end after the slice is spent, so their places wait for the next turn.
   const endedIn = turn;
   running[0]!.emit('finish');
-  const spent = performance.now() + TURN_SLICE_MS + 2;
-  while (performance.now() < spent);
+  now += TURN_SLICE_MS;
   for (const res of running.slice(1)) res.emit('finish');
   await Promise.all(waiting);
   counting = false;
@@ -132,7 +133,8 @@ test("places freed past a turn's slice are all taken on the next turn while its 
 test('places left free as a turn begins are all taken in it while its slice lasts, not one a turn', async () => {
   const api = await createOpenApi(loadDocument(specPath('v1')), { apiRoot: '/v1', undeclaredQuery: 'ignore' });
   const list = api.operations.find((operation) => operation.operationId === 'listOrders')!;
-  const admission = createAdmission({ limit: 4, maxWaitMs: 60_000, queue: 100 });
+  let now = 0;
+  const admission = createAdmission({ limit: 4, maxWaitMs: 60_000, queue: 100 }, {}, () => now);
   let turn = 0;
   let counting = true;
   const count = (): void => {
@@ -147,8 +149,7 @@ test('places left free as a turn begins are all taken in it while its slice last
   // on a slow host); the three after it find the slice spent, and wait with places free.
   const arrivedIn = turn;
   expect(admission.admit(list, response())).toBeUndefined();
-  const spent = performance.now() + TURN_SLICE_MS + 2;
-  while (performance.now() < spent);
+  now += TURN_SLICE_MS;
   const admittedIn: number[] = [];
   await Promise.all([1, 2, 3].map(() => admission.admit(list, response())!.then(() => admittedIn.push(turn))));
   counting = false;
@@ -159,7 +160,8 @@ test('places left free as a turn begins are all taken in it while its slice last
 test("a streamed list's next chunk waits for a later turn whose slice has room, so chunks and starts share each turn's slice", async () => {
   const api = await createOpenApi(loadDocument(specPath('v1')), { apiRoot: '/v1', undeclaredQuery: 'ignore' });
   const list = api.operations.find((operation) => operation.operationId === 'listOrders')!;
-  const admission = createAdmission({ limit: 10, maxWaitMs: 60_000, queue: 100 });
+  let now = 0;
+  const admission = createAdmission({ limit: 10, maxWaitMs: 60_000, queue: 100 }, {}, () => now);
   let turn = 0;
   let counting = true;
   const count = (): void => {
@@ -168,15 +170,15 @@ test("a streamed list's next chunk waits for a later turn whose slice has room, 
   };
   setImmediate(count);
   await new Promise((resolve) => setImmediate(resolve));
+  /** Work that takes `ms` on the slices' clock. */
   const busy = (ms: number): void => {
-    const until = performance.now() + ms;
-    while (performance.now() < until);
+    now += ms;
   };
 
   // This turn's slice is spent by a list that started in it.
   const startedIn = turn;
   expect(admission.admit(list, new ServerResponse(new IncomingMessage(new net.Socket())))).toBeUndefined();
-  busy(TURN_SLICE_MS + 2);
+  busy(TURN_SLICE_MS);
   // Three lists write two more chunks each, each chunk 0.6 of a slice's work: two fit in a slice.
   const CHUNK_MS = TURN_SLICE_MS * 0.6;
   const wrote: Array<{ list: number; turn: number }> = [];
