@@ -4,8 +4,7 @@ import path from 'node:path';
 import { commaList } from './comma-list';
 import { NO_LIMIT, parsePolicies, type Policy } from './rate-policy';
 import { errorMessage } from './thrown';
-import { ATTEMPT_TIMEOUT_MS } from './webhooks/attempt';
-import { DEFAULT_RETRY_SCHEDULE, parseSchedule } from './webhooks/schedule';
+import { ATTEMPT_TIMEOUT_MS, DEFAULT_RETRY_SCHEDULE, parseSchedule } from './webhooks/schedule';
 
 /** The validated, frozen runtime configuration. Nothing else reads `process.env`. */
 export interface Config {

@@ -2,10 +2,8 @@ import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import type { CheckedAddresses } from './addresses';
-import { retryAfterMs } from './schedule';
+import { ATTEMPT_TIMEOUT_MS, retryAfterMs } from './schedule';
 
-/** How long one attempt may take, from connecting to the end of the answer's head. */
-export const ATTEMPT_TIMEOUT_MS = 15_000;
 /** The most of an answer's body that is read (then the connection is let go): a receiver's reply is not ours to store. */
 const MAX_ANSWER_BYTES = 64 * 1024;
 

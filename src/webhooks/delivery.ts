@@ -16,9 +16,9 @@ import {
 import { keptByText } from '../kept';
 import { errorMessage } from '../thrown';
 import { destinationOf, systemResolve, type AddressRules, type Resolve } from './addresses';
-import { attempt, ATTEMPT_TIMEOUT_MS, delivered, endpointAgent, type AttemptResult } from './attempt';
+import { attempt, delivered, endpointAgent, type AttemptResult } from './attempt';
 import type http from 'node:http';
-import { DEFAULT_RETRY_SCHEDULE, DISABLE_AFTER_FAILING_MS, nextWait } from './schedule';
+import { ATTEMPT_TIMEOUT_MS, DEFAULT_RETRY_SCHEDULE, DISABLE_AFTER_FAILING_MS, nextWait } from './schedule';
 import { signedHeaders } from './signature';
 import { heldBackWait } from '../feed/held-back';
 

@@ -25,6 +25,12 @@ export const DEFAULT_RETRY_SCHEDULE: readonly number[] = Object.freeze([
 /** The most a wait is stretched at random, as a share of it. */
 export const JITTER = 0.1;
 
+/**
+ * How long one attempt may take, from connecting to the end of the answer's head. Kept here, with
+ * delivery's other times, so that reading it (the configuration does) loads no HTTP client.
+ */
+export const ATTEMPT_TIMEOUT_MS = 15_000;
+
 /** How long an endpoint may fail every attempt before it is disabled. */
 export const DISABLE_AFTER_FAILING_MS = 5 * 24 * HOUR;
 

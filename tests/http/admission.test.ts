@@ -17,6 +17,18 @@ afterAll(tmp.cleanup);
 
 const ORDERS = 100_000;
 
+/** The turns of the event loop, counted by an immediate that schedules itself: it runs once a turn, until `stop`. */
+function countTurns(): { turn: () => number; stop: () => void } {
+  let turn = 0;
+  let counting = true;
+  const count = (): void => {
+    turn += 1;
+    if (counting) setImmediate(count);
+  };
+  setImmediate(count);
+  return { turn: () => turn, stop: () => (counting = false) };
+}
+
 test('lists and pages are the expensive operations; the feed, one order, a cancel and the pet are not', async () => {
   const expensive: string[] = [];
   for (const version of ['v1', 'v2'] as const) {
@@ -61,14 +73,7 @@ test('work that runs to its end at once starts for one slice of each turn of the
   const api = await createOpenApi(loadDocument(specPath('v2')), { apiRoot: '/v2', undeclaredQuery: 'ignore' });
   const listOrders = api.operations.find((operation) => operation.operationId === 'listOrders')!;
   const admission = createAdmission({ limit: 1000, maxWaitMs: 60_000, queue: 1000 });
-  // The turns of the loop, counted by an immediate that schedules itself: it runs once per turn.
-  let turn = 0;
-  let counting = true;
-  const count = (): void => {
-    turn += 1;
-    if (counting) setImmediate(count);
-  };
-  setImmediate(count);
+  const { turn, stop } = countTurns();
   const WORK_MS = 2;
   const PAGES = 40;
   const ran: Array<{ page: number; turn: number }> = [];
@@ -78,14 +83,14 @@ test('work that runs to its end at once starts for one slice of each turn of the
     const work = (): void => {
       const until = performance.now() + WORK_MS;
       while (performance.now() < until);
-      ran.push({ page, turn });
+      ran.push({ page, turn: turn() });
       res.emit('finish');
     };
     const admitted = admission.admit(listOrders, res);
     return admitted === undefined ? Promise.resolve(work()) : admitted.then(work);
   });
   await Promise.all(runs);
-  counting = false;
+  stop();
 
   expect(ran.map((each) => each.page)).toEqual(Array.from({ length: PAGES }, (_, page) => page));
   const perTurn = new Map<number, number>();
@@ -95,103 +100,76 @@ test('work that runs to its end at once starts for one slice of each turn of the
   expect(perTurn.size).toBeGreaterThan(1);
 });
 
-test("places freed past a turn's slice are all taken on the next turn while its slice lasts, not one a turn", async () => {
+/** An admission of v1's list whose slices' clock moves only when the test moves it (`spend`): a busy machine cannot spend a slice for it. */
+async function admissionOnTurns(limit: number) {
   const api = await createOpenApi(loadDocument(specPath('v1')), { apiRoot: '/v1', undeclaredQuery: 'ignore' });
   const list = api.operations.find((operation) => operation.operationId === 'listOrders')!;
-  const LIMIT = 4;
-  // The slices' clock moves only when the test moves it: a busy machine cannot spend a slice.
   let now = 0;
-  const admission = createAdmission({ limit: LIMIT, maxWaitMs: 60_000, queue: 100 }, {}, () => now);
-  let turn = 0;
-  let counting = true;
-  const count = (): void => {
-    turn += 1;
-    if (counting) setImmediate(count);
-  };
-  setImmediate(count);
-  const response = () => new ServerResponse(new IncomingMessage(new net.Socket()));
+  const admission = createAdmission({ limit, maxWaitMs: 60_000, queue: 100 }, {}, () => now);
+  const turns = countTurns();
+  await new Promise((resolve) => setImmediate(resolve));
+  return { list, admission, spend: (ms: number) => (now += ms), ...turns };
+}
+
+const response = () => new ServerResponse(new IncomingMessage(new net.Socket()));
+
+test("places freed past a turn's slice are all taken on the next turn while its slice lasts, not one a turn", async () => {
+  const LIMIT = 4;
+  const { list, admission, spend, turn, stop } = await admissionOnTurns(LIMIT);
   // Streamed lists: each runs across turns, so its end comes in a later turn than its start.
   const running = Array.from({ length: LIMIT }, response);
   for (const res of running) expect(admission.admit(list, res)).toBeUndefined();
   const admittedIn: number[] = [];
-  const waiting = Array.from({ length: LIMIT }, () => admission.admit(list, response())!.then(() => admittedIn.push(turn)));
+  const waiting = Array.from({ length: LIMIT }, () => admission.admit(list, response())!.then(() => admittedIn.push(turn())));
   await new Promise((resolve) => setImmediate(resolve));
   await new Promise((resolve) => setImmediate(resolve));
 
   // In one turn: the first ends as the slice opens, and its place is taken at once; the other three
   // end after the slice is spent, so their places wait for the next turn.
-  const endedIn = turn;
+  const endedIn = turn();
   running[0]!.emit('finish');
-  now += TURN_SLICE_MS;
+  spend(TURN_SLICE_MS);
   for (const res of running.slice(1)) res.emit('finish');
   await Promise.all(waiting);
-  counting = false;
+  stop();
 
   expect(admittedIn).toEqual([endedIn, endedIn + 1, endedIn + 1, endedIn + 1]);
 });
 
 test('places left free as a turn begins are all taken in it while its slice lasts, not one a turn', async () => {
-  const api = await createOpenApi(loadDocument(specPath('v1')), { apiRoot: '/v1', undeclaredQuery: 'ignore' });
-  const list = api.operations.find((operation) => operation.operationId === 'listOrders')!;
-  let now = 0;
-  const admission = createAdmission({ limit: 4, maxWaitMs: 60_000, queue: 100 }, {}, () => now);
-  let turn = 0;
-  let counting = true;
-  const count = (): void => {
-    turn += 1;
-    if (counting) setImmediate(count);
-  };
-  setImmediate(count);
-  const response = () => new ServerResponse(new IncomingMessage(new net.Socket()));
-  await new Promise((resolve) => setImmediate(resolve));
+  const { list, admission, spend, turn, stop } = await admissionOnTurns(4);
 
   // A burst read in one turn: the first list starts, and runs past the turn's slice (its first chunk
   // on a slow host); the three after it find the slice spent, and wait with places free.
-  const arrivedIn = turn;
+  const arrivedIn = turn();
   expect(admission.admit(list, response())).toBeUndefined();
-  now += TURN_SLICE_MS;
+  spend(TURN_SLICE_MS);
   const admittedIn: number[] = [];
-  await Promise.all([1, 2, 3].map(() => admission.admit(list, response())!.then(() => admittedIn.push(turn))));
-  counting = false;
+  await Promise.all([1, 2, 3].map(() => admission.admit(list, response())!.then(() => admittedIn.push(turn()))));
+  stop();
 
   expect(admittedIn).toEqual([arrivedIn + 1, arrivedIn + 1, arrivedIn + 1]);
 });
 
 test("a streamed list's next chunk waits for a later turn whose slice has room, so chunks and starts share each turn's slice", async () => {
-  const api = await createOpenApi(loadDocument(specPath('v1')), { apiRoot: '/v1', undeclaredQuery: 'ignore' });
-  const list = api.operations.find((operation) => operation.operationId === 'listOrders')!;
-  let now = 0;
-  const admission = createAdmission({ limit: 10, maxWaitMs: 60_000, queue: 100 }, {}, () => now);
-  let turn = 0;
-  let counting = true;
-  const count = (): void => {
-    turn += 1;
-    if (counting) setImmediate(count);
-  };
-  setImmediate(count);
-  await new Promise((resolve) => setImmediate(resolve));
-  /** Work that takes `ms` on the slices' clock. */
-  const busy = (ms: number): void => {
-    now += ms;
-  };
+  const { list, admission, spend, turn, stop } = await admissionOnTurns(10);
 
   // This turn's slice is spent by a list that started in it.
-  const startedIn = turn;
-  expect(admission.admit(list, new ServerResponse(new IncomingMessage(new net.Socket())))).toBeUndefined();
-  busy(TURN_SLICE_MS);
+  const startedIn = turn();
+  expect(admission.admit(list, response())).toBeUndefined();
+  spend(TURN_SLICE_MS);
   // Three lists write two more chunks each, each chunk 0.6 of a slice's work: two fit in a slice.
-  const CHUNK_MS = TURN_SLICE_MS * 0.6;
   const wrote: Array<{ list: number; turn: number }> = [];
   await Promise.all(
-    [1, 2, 3].map(async (list) => {
+    [1, 2, 3].map(async (each) => {
       for (let chunk = 0; chunk < 2; chunk += 1) {
         await admission.laterTurn();
-        busy(CHUNK_MS);
-        wrote.push({ list, turn });
+        spend(TURN_SLICE_MS * 0.6);
+        wrote.push({ list: each, turn: turn() });
       }
     }),
   );
-  counting = false;
+  stop();
 
   // The third waits for the next turn, and goes first in it: none is passed over by those that asked since.
   expect(wrote.map((each) => each.list)).toEqual([1, 2, 3, 1, 2, 3]);
