@@ -97,24 +97,36 @@ export function createAdmission(
     }
     return clock() - sliceStart < TURN_SLICE_MS;
   };
+  /**
+   * Lets on the oldest that waits (`letOn`), one after another, while `waits` says one does and
+   * this turn's slice lasts: each once the one before has gone on (it goes on in a microtask queued
+   * before the next step), so the slice's clock counts what those before it ran at once. Calls
+   * `stopped` when it stops.
+   */
+  function oneAfterAnother(waits: () => boolean, letOn: () => void, stopped: () => void): void {
+    const step = (): void => {
+      if (!waits() || !inSlice()) return stopped();
+      letOn();
+      queueMicrotask(step);
+    };
+    step();
+  }
+
   /** The loop has read its sockets again: a new slice, and the oldest waiting take the free places. */
   function nextTurn(): void {
     turning = false;
     fill();
   }
-  /** Whether `fill` is to run again once what it let on has run what it runs at once. */
+  /** Whether `fill` is letting the waiting on: a place freed meanwhile is filled by it. */
   let filling = false;
-  /**
-   * The oldest waiting take the free places while this turn's slice lasts, one after another: the
-   * next is let on once the one before has gone on (its handler runs in a microtask queued before
-   * the next `fill`), so the slice's clock counts what those before it ran at once.
-   */
+  /** The oldest waiting take the free places while this turn's slice lasts. */
   function fill(): void {
-    filling = false;
-    if (queued === 0 || running >= limits.limit || !inSlice()) return;
-    handOver();
     filling = true;
-    queueMicrotask(fill);
+    oneAfterAnother(
+      () => queued > 0 && running < limits.limit,
+      handOver,
+      () => (filling = false),
+    );
   }
 
   const start = (res: ServerResponse, waitedMs: number): void => {
@@ -182,22 +194,22 @@ export function createAdmission(
   };
   /**
    * Lets the lists that waited for this turn go on, oldest first, one after another while its slice
-   * lasts (each once the one before has gone on, as `fill` does); the rest wait for the next turn,
-   * still ahead of those that asked since, so that none is passed over turn after turn.
+   * lasts; the rest wait for the next turn, still ahead of those that asked since, so that none is
+   * passed over turn after turn.
    */
   function continueSome(): void {
     continuingNext = false;
     let due = continuing.length;
-    const step = (): void => {
-      if (due === 0 || !inSlice()) {
+    oneAfterAnother(
+      () => due > 0,
+      () => {
+        due -= 1;
+        continuing.shift()?.();
+      },
+      () => {
         if (continuing.length > 0) continueNextTurn();
-        return;
-      }
-      due -= 1;
-      continuing.shift()?.();
-      queueMicrotask(step);
-    };
-    step();
+      },
+    );
   }
 
   return {
