@@ -35,10 +35,6 @@ function typecheck(dir: string): { status: number | null; output: string } {
   return { status: result.status, output: result.stdout + result.stderr };
 }
 
-test('the unedited spec, regenerated, typechecks', () => {
-  expect(typecheck(projectWithSpec('same', (spec) => spec))).toEqual({ status: 0, output: '' });
-}, 60000);
-
 /** An operation the spec gains, with no handler module for it. */
 const ADDED_OPERATION = [
   'paths:',
@@ -91,6 +87,24 @@ const errorsIn = (file: string): string =>
   brokenTypecheck()
     .errors.filter((error) => error.slice(0, error.indexOf('(')).endsWith(`/broken/${file}`))
     .join('\n');
+
+/** Where the broken copy's errors may be: the files it changed, and those that list the handlers, which lack getInventory's. */
+const BROKEN_FILES = [
+  'src/orders/v1-order.ts',
+  'src/handlers/index.ts',
+  'src/handlers/v1/index.ts',
+  'src/app.ts',
+  ...WRONG_READS.map(([file]) => `src/handlers/v1/${file}`),
+];
+
+test('the broken copy fails only where it was changed: the copy, regenerated, typechecks everywhere else', () => {
+  const errors = brokenTypecheck().errors.filter((error) => error.trim() !== '');
+
+  expect(errors.length).toBeGreaterThanOrEqual(WRONG_READS.length + 2);
+  expect(errors.filter((error) => !BROKEN_FILES.some((file) => error.slice(0, error.indexOf('(')).endsWith(`/broken/${file}`)))).toEqual(
+    [],
+  );
+}, 60000);
 
 test("renaming an Order field in the spec and regenerating breaks the typecheck where v1 streams the store's orders, naming the field", () => {
   expect(brokenTypecheck().status).not.toBe(0);
