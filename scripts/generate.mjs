@@ -1,11 +1,10 @@
 // `npm run generate`: the types of every document in spec/documents.json, by openapi-typescript.
 // `--check` writes nothing and fails when a committed file is stale (for `npm run check`).
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
+import { typesMaker } from './openapi-types.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const documents = JSON.parse(readFileSync(path.join(root, 'spec', 'documents.json'), 'utf8'));
@@ -15,12 +14,6 @@ if (unknown.length > 0) {
   process.stderr.write(`generate: unknown argument ${unknown[0]}; the only option is --check\n`);
   process.exit(1);
 }
-
-const generate = (document, out) =>
-  execFileSync(process.execPath, [path.join(root, 'node_modules/openapi-typescript/bin/cli.js'), document, '-o', out], {
-    cwd: root,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
 
 /**
  * The error codes a document lists: its `Error.code` enum (a closed set), or the
@@ -74,30 +67,30 @@ const versionsModule = () =>
     '',
   ].join('\n');
 
-const dir = mkdtempSync(path.join(tmpdir(), 'petstore-generated-'));
-try {
-  const versions = path.join(root, VERSIONS);
-  if (!check) {
-    writeFileSync(versions, versionsModule());
-    process.stdout.write(`spec/documents.json → ${VERSIONS}\n`);
-  } else if (!existsSync(versions) || readFileSync(versions, 'utf8') !== versionsModule()) {
-    process.stderr.write(`${VERSIONS} is stale: spec/documents.json changed. Run \`npm run generate\` and commit the result.\n`);
-    process.exitCode = 1;
-  } else process.stdout.write(`${VERSIONS} matches spec/documents.json\n`);
-  for (const { document, types } of documents) {
-    if (!check) {
-      generate(document, types);
-      process.stdout.write(`${document} → ${types}\n`);
-      continue;
-    }
-    const fresh = path.join(dir, path.basename(types));
-    generate(document, fresh);
-    if (readFileSync(fresh).equals(readFileSync(path.join(root, types)))) process.stdout.write(`${types} matches ${document}\n`);
-    else {
-      process.stderr.write(`${types} is stale: ${document} changed. Run \`npm run generate\` and commit the result.\n`);
-      process.exitCode = 1;
-    }
+const types = await typesMaker(root);
+const versions = path.join(root, VERSIONS);
+if (!check) {
+  writeFileSync(versions, versionsModule());
+  process.stdout.write(`spec/documents.json → ${VERSIONS}\n`);
+} else if (!existsSync(versions) || readFileSync(versions, 'utf8') !== versionsModule()) {
+  process.stderr.write(`${VERSIONS} is stale: spec/documents.json changed. Run \`npm run generate\` and commit the result.\n`);
+  process.exitCode = 1;
+} else process.stdout.write(`${VERSIONS} matches spec/documents.json\n`);
+for (const { document, types: out } of documents) {
+  let fresh;
+  try {
+    fresh = await types(document);
+  } catch (err) {
+    process.stderr.write(`${document}: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
   }
-} finally {
-  rmSync(dir, { recursive: true, force: true });
+  if (!check) {
+    writeFileSync(path.join(root, out), fresh);
+    process.stdout.write(`${document} → ${out}\n`);
+  } else if (existsSync(path.join(root, out)) && readFileSync(path.join(root, out), 'utf8') === fresh) {
+    process.stdout.write(`${out} matches ${document}\n`);
+  } else {
+    process.stderr.write(`${out} is stale: ${document} changed. Run \`npm run generate\` and commit the result.\n`);
+    process.exitCode = 1;
+  }
 }
