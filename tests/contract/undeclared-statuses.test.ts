@@ -1,8 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { createApp } from '../../src/app';
 import { createContractChecker } from '../../src/contract/conformance';
 import { loadDocument } from '../../src/contract/document';
-import { cli, serve, type Served } from '../helpers/cli';
+import { defineHandler, type HandlerDefinitions } from '../../src/http/define-handler';
+import { openSqliteStore, type Store } from '../../src/store';
+import { listen } from '../helpers/app';
+import { cli } from '../helpers/cli';
 import { addOrderNote, addToDocument } from '../helpers/notes-operation';
 import { npmRun, projectForFile } from '../helpers/project';
 
@@ -11,7 +15,11 @@ import { npmRun, projectForFile } from '../helpers/project';
 // 400, 401 and 503. The statuses the server makes before the handler runs (a wrong media type, a
 // body that does not parse or breaks the schema, no key, a key without its scope or over its limit)
 // must all come back as what the operation declares, never as a 500.
-const { tmpDir, dir, servers } = projectForFile();
+//
+// The document is edited and scaffolded on a copy of the project, as the author would; the server
+// is the app on that document with the handler the scaffold writes (answering its mock), in this
+// process: tests/scripts/growing-the-contract.test.ts generates, builds and serves such a copy.
+const { tmpDir, dir } = projectForFile();
 const tmp = { dir: tmpDir };
 const spec = path.join(dir, 'spec', 'openapi-v2.yaml');
 
@@ -29,20 +37,32 @@ const NEW_OPERATION = addOrderNote(`        '201':
           $ref: '#/components/responses/ServiceUnavailable'
 `);
 
+/** What `npm run scaffold` writes for addOrderNote, before anyone implements it. */
+const SCAFFOLDED = { addOrderNote: defineHandler('v2', 'addOrderNote' as 'listOrders', ({ mock }) => mock) } as unknown as Partial<
+  HandlerDefinitions<'v2'>
+>;
+
+/** The app on the copy's v2 document as it is now, with the scaffolded handler, on `store`. */
+const appOn = (store: Store) => ({ store, versions: { v2: { document: loadDocument(spec), modules: SCAFFOLDED } } });
+
 let scaffolded: { status: number | null; output: string };
-let server: Served;
+let server: Awaited<ReturnType<typeof listen>>;
+let store: Store;
 let key: string;
+const db = path.join(tmp.dir, 'notes.db');
 
 beforeAll(async () => {
   addToDocument(spec, NEW_OPERATION);
-  expect(npmRun(dir, 'generate').status).toBe(0);
   scaffolded = npmRun(dir, 'scaffold');
-  expect(npmRun(dir, 'build')).toEqual({ status: 0, output: '' });
-  const db = path.join(tmp.dir, 'notes.db');
   key = cli(['--db', db, 'keys', 'create', '--name', 'author']).stdout.trim();
-  server = await serve(db, [], {}, path.join(dir, 'dist', 'src', 'cli', 'main.js'));
-  servers.push(server);
+  store = openSqliteStore(db);
+  server = await listen(appOn(store));
 }, 120000);
+
+afterAll(async () => {
+  await server?.close();
+  await store?.close();
+});
 
 /** POSTs to the new operation and returns the reply, with what the contract says of it. */
 async function post(headers: Record<string, string>, body: string): Promise<{ status: number; body: unknown; problem: string | null }> {
@@ -149,11 +169,8 @@ test('without its 400, npm run check fails naming the operation and the status, 
 
     expect(check.status).not.toBe(0);
     expect(check.output).toContain(`spec/openapi-v2.yaml: ${line}`);
-    const refused = await serve(path.join(tmp.dir, 'refused.db'), [], {}, path.join(dir, 'dist', 'src', 'cli', 'main.js')).then(
-      (started) => {
-        servers.push(started);
-        return 'it started';
-      },
+    const refused = await createApp(appOn(store)).then(
+      () => 'it started',
       (err: unknown) => String(err),
     );
     expect(refused).toContain(line);
