@@ -14,6 +14,8 @@ module.exports = {
   // workers keep two cores busy; every test waits on events, never on the clock, so load does not
   // change what it proves.
   maxWorkers: 3,
+  // On a fresh checkout, with no timings yet, the suites that start processes go first.
+  testSequencer: '<rootDir>/tests/sequencer.cjs',
   // Checks once whether PostgreSQL is there, so the store-parameterised suites know what to run.
   globalSetup: '<rootDir>/tests/global-setup.ts',
 };
