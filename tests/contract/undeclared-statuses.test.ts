@@ -3,9 +3,8 @@ import path from 'node:path';
 import { createApp } from '../../src/app';
 import { createContractChecker } from '../../src/contract/conformance';
 import { loadDocument } from '../../src/contract/document';
-import { defineHandler, type HandlerDefinitions } from '../../src/http/define-handler';
 import { openSqliteStore, type Store } from '../../src/store';
-import { listen } from '../helpers/app';
+import { listen, scaffoldedHandlers } from '../helpers/app';
 import { cli } from '../helpers/cli';
 import { addOrderNote, addToDocument } from '../helpers/notes-operation';
 import { npmRun, projectForFile } from '../helpers/project';
@@ -37,13 +36,11 @@ const NEW_OPERATION = addOrderNote(`        '201':
           $ref: '#/components/responses/ServiceUnavailable'
 `);
 
-/** What `npm run scaffold` writes for addOrderNote, before anyone implements it. */
-const SCAFFOLDED = { addOrderNote: defineHandler('v2', 'addOrderNote' as 'listOrders', ({ mock }) => mock) } as unknown as Partial<
-  HandlerDefinitions<'v2'>
->;
-
 /** The app on the copy's v2 document as it is now, with the scaffolded handler, on `store`. */
-const appOn = (store: Store) => ({ store, versions: { v2: { document: loadDocument(spec), modules: SCAFFOLDED } } });
+const appOn = (store: Store) => ({
+  store,
+  versions: { v2: { document: loadDocument(spec), modules: scaffoldedHandlers('v2', 'addOrderNote') } },
+});
 
 let scaffolded: { status: number | null; output: string };
 let server: Awaited<ReturnType<typeof listen>>;

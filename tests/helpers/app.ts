@@ -1,6 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp, type AppDeps } from '../../src/app';
+import type { ApiVersion, OperationIdOf } from '../../src/contract/types';
+import { defineHandler, type HandlerDefinitions } from '../../src/http/define-handler';
 import { createHttpServer } from '../../src/server';
 
 /** A real listening server on an ephemeral port around a fresh app, for tests that need concurrency. */
@@ -35,4 +37,15 @@ export function readToEnd(url: string, headers: Record<string, string>): Promise
       })
       .on('error', () => resolve({ complete: false }));
   });
+}
+
+/**
+ * What `npm run scaffold` writes for each of `operationIds` of `version`, before anyone implements
+ * it: a handler module answering its mock. The ids may be ones the project's own documents lack
+ * (an operation a test adds), so they are taken as the version's.
+ */
+export function scaffoldedHandlers<V extends ApiVersion>(version: V, ...operationIds: string[]): Partial<HandlerDefinitions<V>> {
+  return Object.fromEntries(
+    operationIds.map((id) => [id, defineHandler(version, id as OperationIdOf<V>, ({ mock }) => mock)]),
+  ) as unknown as Partial<HandlerDefinitions<V>>;
 }

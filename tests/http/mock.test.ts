@@ -1,8 +1,8 @@
 import request from 'supertest';
 import { createApp } from '../../src/app';
 import { createContractAjv } from '../../src/openapi';
-import { defineHandler, type HandlerDefinitions } from '../../src/http/define-handler';
 import { createLogger } from '../../src/logger';
+import { scaffoldedHandlers } from '../helpers/app';
 import { expectConforms } from '../helpers/contract';
 import { documentWithNotes, NOTE_SCHEMA } from '../helpers/documents';
 import { eachStore, order } from '../helpers/stores';
@@ -10,15 +10,11 @@ import { eachStore, order } from '../helpers/stores';
 // An operation whose handler module still returns `mock` (as `npm run scaffold` writes it) answers
 // what the document describes, marked X-Mock: true, through the same checks as any reply.
 
-/** What `npm run scaffold` writes for operationId, before anyone implements it. */
-const scaffolded = (...operationIds: string[]): Partial<HandlerDefinitions> =>
-  Object.fromEntries(operationIds.map((id) => [id, defineHandler('v1', id as 'listOrders', ({ mock }) => mock)]));
-
 const validateNote = createContractAjv(documentWithNotes()).compile(NOTE_SCHEMA);
 
 eachStore((s) => {
   test('a mocked list answers the example of its 200 with the ETag it declares, marked X-Mock', async () => {
-    const app = await createApp({ store: s.store, modules: scaffolded('listOrders') });
+    const app = await createApp({ store: s.store, modules: scaffoldedHandlers('v1', 'listOrders') });
 
     const res = await request(app).get('/v1/store/orders').set(s.auth);
 
@@ -34,7 +30,7 @@ eachStore((s) => {
 
   test('a mocked operation whose success has no body answers 204 with no body, and the store is untouched', async () => {
     await s.store.importOrders([order({ id: 5 })]);
-    const app = await createApp({ store: s.store, modules: scaffolded('cancelOrder') });
+    const app = await createApp({ store: s.store, modules: scaffoldedHandlers('v1', 'cancelOrder') });
 
     const res = await request(app).delete('/v1/store/orders/5').set(s.auth);
 
@@ -45,7 +41,7 @@ eachStore((s) => {
   });
 
   test('without an example, the mock is generated from the response schema and valid against it', async () => {
-    const app = await createApp({ store: s.store, document: documentWithNotes(), modules: scaffolded('createNote') });
+    const app = await createApp({ store: s.store, document: documentWithNotes(), modules: scaffoldedHandlers('v1', 'createNote') });
 
     const res = await request(app).post('/v1/notes').set(s.auth).send({ text: 'feed the cat' });
 
@@ -59,7 +55,7 @@ eachStore((s) => {
     ['no API key', {}, { text: 'x' }, 401],
     ['a body that breaks its schema', { auth: true }, { text: 'x', colour: 'red' }, 400],
   ])('a mocked operation still refuses a request with %s', async (_case, options, body, status) => {
-    const app = await createApp({ store: s.store, document: documentWithNotes(), modules: scaffolded('createNote') });
+    const app = await createApp({ store: s.store, document: documentWithNotes(), modules: scaffoldedHandlers('v1', 'createNote') });
 
     const res = await request(app)
       .post('/v1/notes')
@@ -80,7 +76,7 @@ eachStore((s) => {
     const app = await createApp({
       store: s.store,
       document,
-      modules: scaffolded('createNote'),
+      modules: scaffoldedHandlers('v1', 'createNote'),
       logger: createLogger('error', { write: (line: string) => lines.push(line) }),
     });
 
@@ -95,7 +91,7 @@ eachStore((s) => {
     const lines: string[] = [];
     const logger = createLogger('info', { write: (line: string) => lines.push(line) });
 
-    await createApp({ store: s.store, document: documentWithNotes(), modules: scaffolded('createNote'), logger });
+    await createApp({ store: s.store, document: documentWithNotes(), modules: scaffoldedHandlers('v1', 'createNote'), logger });
 
     const warning = lines.map((line) => JSON.parse(line)).find((line) => line.msg.includes('mocks'));
     // 40 is pino's warn.
