@@ -8,6 +8,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, watch, writeFileSy
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { typesMaker } from './openapi-types.mjs';
+import { incrementalBuilder } from './typescript-build.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const work = path.join(root, '.dev');
@@ -33,15 +34,17 @@ let stopping = false;
 say('starting');
 rmSync(work, { recursive: true, force: true });
 mkdirSync(work, { recursive: true });
-// The server's code only, compiled incrementally into one place; each good build is then copied out.
+// The server's code only, compiled incrementally into one place by this process, which keeps what
+// it compiled between builds; each good build is then copied out.
 writeFileSync(
   path.join(work, 'tsconfig.json'),
   JSON.stringify({
     extends: '../tsconfig.build.json',
-    compilerOptions: { outDir: 'next', rootDir: '..', incremental: true, tsBuildInfoFile: 'tsbuildinfo', noEmitOnError: true },
+    compilerOptions: { outDir: 'next', rootDir: '..', incremental: false, noEmitOnError: true },
     include: ['../src', '../generated'],
   }),
 );
+const compile = incrementalBuilder(path.join(work, 'tsconfig.json'), root);
 // Watching starts before the first build, so that nothing saved while it runs is missed (Node sets
 // up a recursive watch in the background); what changes meanwhile is rebuilt right after it.
 for (const dir of WATCHED) {
@@ -94,7 +97,7 @@ async function rebuild(changed) {
     generatedFrom.set(document.document, text);
   }
   const build = path.join(work, `build-${++builds}`);
-  const compiled = run(['node_modules/typescript/bin/tsc', '-p', path.join(work, 'tsconfig.json')]);
+  const compiled = compile();
   if (compiled.status !== 0) return keep('the change does not compile', compiled.output);
   // The validators the build compiles ahead of time, from the first build's code; they do not
   // change with the documents.
