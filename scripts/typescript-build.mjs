@@ -13,8 +13,8 @@ import ts from 'typescript';
  * emitted by the next build that has none.
  */
 export function incrementalBuilder(configFile, root) {
-  /** The source files of the last build, by name, with the text each was parsed from. */
-  const parsed = new Map();
+  /** The source files of the last build, by name and language version, with the text each was parsed from. */
+  let parsed = new Map();
   let last;
   const format = {
     getCanonicalFileName: (name) => name,
@@ -31,15 +31,19 @@ export function incrementalBuilder(configFile, root) {
     if (config === undefined) return { status: 1, output: ts.formatDiagnostics(configDiagnostics, format) };
     const host = ts.createIncrementalCompilerHost(config.options);
     const parse = host.getSourceFile;
+    // What this build reads; a file it no longer reads (removed, or no longer imported) is not kept.
+    const kept = parsed;
+    parsed = new Map();
     host.getSourceFile = (fileName, languageVersion, onError, shouldCreateNewSourceFile) => {
       const text = host.readFile(fileName);
       // A file is parsed for a language version (and, for modules, a format): a changed tsconfig parses it again.
       const key = `${fileName}\0${typeof languageVersion === 'object' ? `${languageVersion.languageVersion}:${languageVersion.impliedNodeFormat}` : languageVersion}`;
-      const kept = parsed.get(key);
-      if (kept !== undefined && kept.text === text && !shouldCreateNewSourceFile) return kept.file;
-      const file = parse(fileName, languageVersion, onError, shouldCreateNewSourceFile);
-      if (file === undefined) parsed.delete(key);
-      else parsed.set(key, { text, file });
+      const before = kept.get(key);
+      const file =
+        before !== undefined && before.text === text && !shouldCreateNewSourceFile
+          ? before.file
+          : parse(fileName, languageVersion, onError, shouldCreateNewSourceFile);
+      if (file !== undefined) parsed.set(key, { text, file });
       return file;
     };
     const program = ts.createEmitAndSemanticDiagnosticsBuilderProgram(
