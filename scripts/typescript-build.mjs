@@ -38,10 +38,10 @@ export function incrementalBuilder(configFile, root) {
       const text = host.readFile(fileName);
       // A file is parsed for a language version (and, for modules, a format): a changed tsconfig parses it again.
       const key = `${fileName}\0${typeof languageVersion === 'object' ? `${languageVersion.languageVersion}:${languageVersion.impliedNodeFormat}` : languageVersion}`;
-      const before = kept.get(key);
+      const earlier = kept.get(key);
       const file =
-        before !== undefined && before.text === text && !shouldCreateNewSourceFile
-          ? before.file
+        earlier !== undefined && earlier.text === text && !shouldCreateNewSourceFile
+          ? earlier.file
           : parse(fileName, languageVersion, onError, shouldCreateNewSourceFile);
       if (file !== undefined) parsed.set(key, { text, file });
       return file;
@@ -57,11 +57,11 @@ export function incrementalBuilder(configFile, root) {
     // What tsc reports, in its order: the configuration; then syntax; then, with no syntax error,
     // the options and global errors; then, with none of those either, the types; then the emit's.
     const diagnostics = [...program.getConfigFileParsingDiagnostics()];
-    const before = diagnostics.length;
+    const fromConfig = diagnostics.length;
     diagnostics.push(...program.getSyntacticDiagnostics());
-    if (diagnostics.length === before) {
+    if (diagnostics.length === fromConfig) {
       diagnostics.push(...program.getOptionsDiagnostics(), ...program.getGlobalDiagnostics());
-      if (diagnostics.length === before) diagnostics.push(...program.getSemanticDiagnostics());
+      if (diagnostics.length === fromConfig) diagnostics.push(...program.getSemanticDiagnostics());
     }
     const emitted = program.emit();
     diagnostics.push(...emitted.diagnostics);
