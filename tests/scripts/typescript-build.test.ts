@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ROOT } from '../helpers/project';
+import { ROOT, snapshot } from '../helpers/project';
 import { tempDir } from '../helpers/temp-dir';
 
 // `npm run dev` compiles in its own process, keeping the last program between builds
@@ -53,42 +53,43 @@ type Built = { status: number; output: string; out: Record<string, string> };
 
 /** Each step made in `builderDir` and built by the builder, and in `tscDir` and built by `tsc -p`, one after another. */
 function run(builderDir: string, tscDir: string): Array<{ builder: Built; tsc: Built }> {
+  // After step n, each directory's out/ is copied to after-n/, to be read here.
   const script = `
     import fs from 'node:fs';
     import path from 'node:path';
     import { spawnSync } from 'node:child_process';
     import { incrementalBuilder } from ${JSON.stringify(path.join(ROOT, 'scripts', 'typescript-build.mjs'))};
     const [builderDir, tscDir] = ${JSON.stringify([builderDir, tscDir])};
-    const out = (dir) => Object.fromEntries(
-      fs.readdirSync(path.join(dir, 'out'), { recursive: true })
-        .filter((file) => fs.statSync(path.join(dir, 'out', file)).isFile())
-        .sort()
-        .map((file) => [file, fs.readFileSync(path.join(dir, 'out', file), 'utf8')]),
-    );
     const build = incrementalBuilder(path.join(builderDir, 'tsconfig.json'), builderDir);
     const results = [];
     for (const step of ${JSON.stringify(STEPS)}) {
       for (const dir of [builderDir, tscDir])
         for (const [file, text] of Object.entries(step)) fs.writeFileSync(path.join(dir, file), text);
       const tsc = spawnSync(process.execPath, [${JSON.stringify(path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'))}, '-p', 'tsconfig.json'], { cwd: tscDir, encoding: 'utf8' });
-      const built = build();
-      results.push({ builder: { ...built, out: out(builderDir) }, tsc: { status: tsc.status, output: tsc.stdout + tsc.stderr, out: out(tscDir) } });
+      results.push({ builder: build(), tsc: { status: tsc.status, output: tsc.stdout + tsc.stderr } });
+      for (const dir of [builderDir, tscDir])
+        fs.cpSync(path.join(dir, 'out'), path.join(dir, 'after-' + (results.length - 1)), { recursive: true });
     }
     process.stdout.write(JSON.stringify(results));`;
   const result = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
   expect(result.stderr).toBe('');
   expect(result.status).toBe(0);
-  return JSON.parse(result.stdout) as Array<{ builder: Built; tsc: Built }>;
+  const out = (dir: string, step: number): Record<string, string> => Object.fromEntries(snapshot(path.join(dir, `after-${step}`), ['src']));
+  return (JSON.parse(result.stdout) as Array<{ builder: Omit<Built, 'out'>; tsc: Omit<Built, 'out'> }>).map(({ builder, tsc }, step) => ({
+    builder: { ...builder, out: out(builderDir, step) },
+    tsc: { ...tsc, out: out(tscDir, step) },
+  }));
 }
 
 test("each build prints and exits as tsc's does, and the builds write what tsc writes", () => {
-  const [builderDir, tscDir] = ['builder', 'tsc'].map((name) => path.join(tmp.dir, name));
-  for (const dir of [builderDir!, tscDir!]) {
+  const builderDir = path.join(tmp.dir, 'builder');
+  const tscDir = path.join(tmp.dir, 'tsc');
+  for (const dir of [builderDir, tscDir]) {
     fs.mkdirSync(path.join(dir, 'src'), { recursive: true });
     fs.writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify(CONFIG));
   }
 
-  const results = run(builderDir!, tscDir!);
+  const results = run(builderDir, tscDir);
 
   expect(results.map(({ builder }) => builder)).toEqual(results.map(({ tsc }) => tsc));
   expect(results.map(({ tsc }) => tsc.status)).toEqual([0, 1, 0, 1, 0]);
@@ -97,7 +98,7 @@ test("each build prints and exits as tsc's does, and the builds write what tsc w
   // Nothing is written by a build with errors; the fix writes the file changed before it too.
   expect(results[1]!.tsc.out).toEqual(results[0]!.tsc.out);
   expect(results[2]!.tsc.out['src/price.js']).toContain('toFixed(2)');
-  expect(Object.keys(results[4]!.tsc.out)).toEqual(
+  expect(Object.keys(results[4]!.tsc.out).sort()).toEqual(
     ['order.d.ts', 'order.js', 'price.d.ts', 'price.js', 'receipt.d.ts', 'receipt.js'].map((file) => `src/${file}`),
   );
 }, 60000);
