@@ -3,8 +3,9 @@
 //   OpenAPI 3.0, and OpenAPI 3.1, which src/openapi/document-check.ts loads. Each is the schema and
 //   the Ajv set-up that module defines (documentSchema, from the build just made), as standalone code.
 // - The documents under spec/, parsed, as JSON.
-// - The contract's validators, as a start compiles them, which src/openapi/precompiled.ts loads
-//   (see the end of this file).
+// - The contract's validators, as a start compiles them, which src/openapi/precompiled.ts loads,
+//   and the documents' definitions as openapi-backend dereferences them, which
+//   src/openapi/dereferenced.ts loads (see the end of this file).
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -49,9 +50,16 @@ for (const file of fs.readdirSync(path.join(root, 'spec'), { recursive: true }))
   fs.renameSync(path.join(documents, `${copy.name}.part`), path.join(documents, copy.name));
 }
 
-// The contract's validators: every one a start makes (src/start-validators.ts), written whole or not
+// The contract's validators, every one a start makes (src/start-validators.ts), and the definitions
+// a start hands openapi-backend dereferenced (src/openapi/dereferenced.ts), each written whole or not
 // at all, as the documents are.
 const { startValidatorsModule } = require(path.join(build, 'src', 'start-validators.js'));
-const validators = path.join(build, 'generated', 'validators.js');
-fs.writeFileSync(`${validators}.part`, await startValidatorsModule());
-fs.renameSync(`${validators}.part`, validators);
+const made = await startValidatorsModule();
+for (const [name, text] of [
+  ['validators.js', made.validators],
+  ['definitions.json', made.definitions],
+]) {
+  const out = path.join(build, 'generated', name);
+  fs.writeFileSync(`${out}.part`, text);
+  fs.renameSync(`${out}.part`, out);
+}

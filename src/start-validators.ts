@@ -4,7 +4,7 @@ import path from 'node:path';
 import { createApp } from './app';
 import { loadDocument, specPath } from './contract/document';
 import { webhookBodyCheck } from './contract/webhooks';
-import { precompiledModule, recordValidators } from './openapi';
+import { definitionsFile, precompiledModule, recordDefinitions, recordValidators } from './openapi';
 import { compileImportValidator } from './orders/import';
 import { openSqliteStore } from './store';
 
@@ -30,12 +30,14 @@ export async function makeStartValidators(): Promise<void> {
 }
 
 /**
- * The module of those validators compiled, as the build writes it (scripts/precompile.mjs) and a
- * start loads it (src/openapi/precompiled.ts). It records in this process from here on: call it
- * before any validator is made, and once.
+ * What a start makes, made once, as the build writes it (scripts/precompile.mjs): the module of
+ * those validators compiled, which a start loads (src/openapi/precompiled.ts), and the file of the
+ * documents' definitions dereferenced (src/openapi/dereferenced.ts). It records in this process
+ * from here on: call it before any validator is made, and once.
  */
-export async function startValidatorsModule(): Promise<string> {
+export async function startValidatorsModule(): Promise<{ validators: string; definitions: string }> {
   recordValidators();
+  recordDefinitions();
   await makeStartValidators();
-  return precompiledModule();
+  return { validators: precompiledModule(), definitions: definitionsFile() };
 }

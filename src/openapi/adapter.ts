@@ -6,6 +6,7 @@ import type { OpenAPIV3 } from 'openapi-types';
 import { ajvCustomizerFor, compileNow, compileUsedValidators } from './ajv';
 import { asValidatedDocument, openApiLineOf, unsupportedSchemaFeatures } from './dialect';
 import { useDocumentCheck } from './document-check';
+import { builtDefinition, definitionKey, recordDefinition, useBuiltDefinition } from './dereferenced';
 import { compileRequestValidator, type ParsedRequest } from './request-validation';
 import { compileResponseBodyValidator } from './response-body';
 import { compileResponseHeadersValidator } from './response-headers';
@@ -42,7 +43,7 @@ export interface Operation {
 /**
  * One version's document as the server uses it, on openapi-backend: the only module that imports
  * the library. Every replacement of a part of it (the router, the definition check, the request
- * validation, the response headers' check, the Ajv compile cache) is installed here, and each has a test that fails if the
+ * validation, the response headers' check, the Ajv compile cache, the dereference the build made) is installed here, and each has a test that fails if the
  * pinned library changes under it.
  */
 export interface OpenApi {
@@ -99,14 +100,21 @@ async function buildOpenApi(document: OpenAPIV3.Document, options: OpenApiOption
   const line = openApiLineOf(document);
   const unsupported = unsupportedSchemaFeatures(document);
   if (unsupported.length > 0) throw new Error(`The document cannot be checked as written: ${unsupported.join('; ')}`);
+  const given = asValidatedDocument(structuredClone(document));
+  const key = definitionKey(given);
+  const built = builtDefinition(key);
   const api = new OpenAPIBackend({
-    definition: asValidatedDocument(structuredClone(document)),
+    definition: built ?? given,
     apiRoot: options.apiRoot,
     strict: true,
     customizeAjv: ajvCustomizerFor(line),
+    // A definition the build dereferenced is taken as it is (./dereferenced.ts).
+    quick: built !== undefined,
   });
   useDocumentCheck(api, document);
+  if (built !== undefined) useBuiltDefinition(api, built);
   await api.init();
+  if (built === undefined) recordDefinition(key, api.definition);
   compileUsedValidators(api);
   const router = useCompiledRouter(api, options.apiRoot, options.undeclaredQuery);
   const validateRequest = compileRequestValidator(api, router);

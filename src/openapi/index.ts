@@ -5,3 +5,4 @@ export { asOpenApi31, asValidatedDocument, openApiLineOf, type OpenApiLine } fro
 export { mediaTypeOf } from './request-validation';
 export type { UndeclaredQuery } from './router';
 export { precompiledModule, recordValidators } from './precompiled';
+export { definitionsFile, recordDefinitions } from './dereferenced';

@@ -10,8 +10,9 @@ import { ROOT } from '../helpers/project';
 
 // The build writes every validator a start makes as Ajv's standalone code (scripts/precompile.mjs);
 // a start takes them from that module (tests/openapi/precompiled.test.ts). Here this test file,
-// whose modules are its own, records every validator it compiles, as the build does: the module it
-// writes is what this code and this Ajv write now.
+// whose modules are its own, records every validator it compiles and every definition it
+// dereferences, as the build does: what it writes is what this code, this Ajv and this
+// dereferencer write now.
 
 type Validate = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
 interface Module {
@@ -31,12 +32,18 @@ function run(text: string): Module {
 
 describe('the validators the build compiles', () => {
   let module: string;
+  let definitions: string;
   beforeAll(async () => {
-    module = await startValidatorsModule();
+    ({ validators: module, definitions } = await startValidatorsModule());
   });
 
   test('are, in the build, exactly the code this Ajv writes for what a start makes', () => {
     expect(module).toBe(fs.readFileSync(path.join(ROOT, 'dist', 'generated', 'validators.js'), 'utf8'));
+  });
+
+  test("come with the documents' definitions, in the build exactly as the library dereferences them now", () => {
+    expect(Object.keys((JSON.parse(definitions) as { definitions: object }).definitions).length).toBeGreaterThanOrEqual(3);
+    expect(definitions).toBe(fs.readFileSync(path.join(ROOT, 'dist', 'generated', 'definitions.json'), 'utf8'));
   });
 
   test('answer, and report errors, exactly as the validators compiled now, formats included', () => {
