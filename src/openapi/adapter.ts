@@ -3,7 +3,7 @@ import type Ajv from 'ajv';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import OpenAPIBackend, { ValidationContext, type Operation as BackendOperation, type Request } from 'openapi-backend';
 import type { OpenAPIV3 } from 'openapi-types';
-import { ajvCustomizerFor, compileNow, compileUsedValidators } from './ajv';
+import { ajvCustomizerFor, askingEachAjvOnce, compileNow, compileUsedValidators } from './ajv';
 import { asValidatedDocument, openApiLineOf, unsupportedSchemaFeatures } from './dialect';
 import { useDocumentCheck } from './document-check';
 import { builtDefinition, definitionKey, recordDefinition, useBuiltDefinition } from './dereferenced';
@@ -43,7 +43,7 @@ export interface Operation {
 /**
  * One version's document as the server uses it, on openapi-backend: the only module that imports
  * the library. Every replacement of a part of it (the router, the definition check, the request
- * validation, the response headers' check, the Ajv compile cache, the dereference the build made) is installed here, and each has a test that fails if the
+ * validation, the response headers' check, the Ajv compile cache and the Ajv asked for once, the dereference the build made) is installed here, and each has a test that fails if the
  * pinned library changes under it.
  */
 export interface OpenApi {
@@ -115,6 +115,7 @@ async function buildOpenApi(document: OpenAPIV3.Document, options: OpenApiOption
   if (built !== undefined) useBuiltDefinition(api, built);
   await api.init();
   if (built === undefined) recordDefinition(key, api.definition);
+  askingEachAjvOnce(api.validator);
   compileUsedValidators(api);
   const router = useCompiledRouter(api, options.apiRoot, options.undeclaredQuery);
   const validateRequest = compileRequestValidator(api, router);

@@ -7,6 +7,7 @@ import { cloneDocument, loadDocument, specPath } from '../../src/contract/docume
 import { createOpenApi } from '../../src/openapi/adapter';
 import request from 'supertest';
 import { createContractAjv, customizeAjv, validatorsMade } from '../../src/openapi';
+import { askingEachAjvOnce } from '../../src/openapi/ajv';
 import { openSqliteStore } from '../../src/store';
 import { addKey, order } from '../helpers/stores';
 import { tempDir } from '../helpers/temp-dir';
@@ -52,6 +53,26 @@ describe("validators made through customizeAjv's Ajvs", () => {
     expect(ajvFor(ValidationContext.ResponseHeaders, { coerceTypes: true })).toBe(ajvFor(ValidationContext.Params, { coerceTypes: true }));
     expect(ajvFor(ValidationContext.RequestBody)).toBe(ajvFor(ValidationContext.Response));
     expect(ajvFor(ValidationContext.Response)).not.toBe(ajvFor(ValidationContext.Params, { coerceTypes: true }));
+  });
+
+  test("a served validator asks openapi-backend for each set-up's Ajv once, and gets the one the library's own getAjv gives", () => {
+    const definition = cloneDocument(loadDocument());
+    const validator = new OpenAPIValidator({
+      definition,
+      customizeAjv,
+      router: new OpenAPIRouter({ definition }),
+      lazyCompileValidators: true,
+    });
+    const params = validator.getAjv(ValidationContext.Params, { coerceTypes: true });
+    const response = validator.getAjv(ValidationContext.Response);
+    const library = jest.spyOn(validator, 'getAjv');
+    askingEachAjvOnce(validator);
+
+    expect(validator.getAjv(ValidationContext.Params, { coerceTypes: true })).toBe(params);
+    expect(validator.getAjv(ValidationContext.ResponseHeaders, { coerceTypes: true })).toBe(params);
+    expect(validator.getAjv(ValidationContext.Response)).toBe(response);
+    expect(validator.getAjv(ValidationContext.RequestBody)).toBe(response);
+    expect(library).toHaveBeenCalledTimes(2);
   });
 
   test("an Ajv for a document's schemas outside a request is made only for a document its line's schema passes", () => {
