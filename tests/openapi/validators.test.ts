@@ -15,16 +15,20 @@ import { tempDir } from '../helpers/temp-dir';
 const tmp = tempDir();
 afterAll(tmp.cleanup);
 
-/** An Ajv for `context`, made as openapi-backend makes its own. */
-function ajvFor(context: ValidationContext, options: { coerceTypes?: boolean } = {}) {
+/** openapi-backend's validator of the v1 document, with the server's customizeAjv. */
+function libraryValidator(): OpenAPIValidator {
   const definition = cloneDocument(loadDocument());
-  const validator = new OpenAPIValidator({
+  return new OpenAPIValidator({
     definition,
     customizeAjv,
     router: new OpenAPIRouter({ definition }),
     lazyCompileValidators: true,
   });
-  return validator.getAjv(context, options);
+}
+
+/** An Ajv for `context`, made as openapi-backend makes its own. */
+function ajvFor(context: ValidationContext, options: { coerceTypes?: boolean } = {}) {
+  return libraryValidator().getAjv(context, options);
 }
 
 const ORDER_ID: OpenAPIV3.SchemaObject = { type: 'integer', minimum: 1, maximum: 9007199254740991 };
@@ -56,13 +60,7 @@ describe("validators made through customizeAjv's Ajvs", () => {
   });
 
   test("a served validator asks openapi-backend for each set-up's Ajv once, and gets the one the library's own getAjv gives", () => {
-    const definition = cloneDocument(loadDocument());
-    const validator = new OpenAPIValidator({
-      definition,
-      customizeAjv,
-      router: new OpenAPIRouter({ definition }),
-      lazyCompileValidators: true,
-    });
+    const validator = libraryValidator();
     const params = validator.getAjv(ValidationContext.Params, { coerceTypes: true });
     const response = validator.getAjv(ValidationContext.Response);
     const library = jest.spyOn(validator, 'getAjv');
