@@ -23,7 +23,24 @@ export function builtModule(file: string): unknown {
   }
 }
 
+/** The text of the file at `file`, or undefined where there is no such file; any other failure to read it is thrown. */
+export function builtText(file: string): string | undefined {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    if (errorCode(err) !== 'ENOENT') throw err;
+    return undefined;
+  }
+}
+
 /** The package manifests, versions included, of what compiles every precompiled module: Ajv and ajv-formats. */
 export function compilerManifests(): string[] {
-  return ['ajv/package.json', 'ajv-formats/package.json'].map((name) => fs.readFileSync(require.resolve(name), 'utf8'));
+  return packageManifests(['ajv', 'ajv-formats']);
+}
+
+/** The manifests (package.json), versions included, of `packages` as a module in `from` finds them (default: this project's). */
+export function packageManifests(packages: readonly string[], from?: string): string[] {
+  return packages.map((name) =>
+    fs.readFileSync(require.resolve(`${name}/package.json`, from === undefined ? undefined : { paths: [from] }), 'utf8'),
+  );
 }

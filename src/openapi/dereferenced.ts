@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
 import type OpenAPIBackend from 'openapi-backend';
 import type { OpenAPIV3 } from 'openapi-types';
 import { isRecord } from '../records';
-import { BUILT_HERE, PROJECT_BUILD } from './built';
+import { BUILT_HERE, PROJECT_BUILD, builtText, packageManifests } from './built';
 
 /**
  * The documents' definitions as openapi-backend's `init` makes them, made by the build rather than
@@ -59,17 +58,10 @@ function isDefinition(value: unknown): value is OpenAPIV3.Document {
 let loaded: { file: DefinitionsFile | undefined } | undefined;
 
 function load(): DefinitionsFile | undefined {
-  for (const dir of [BUILT_HERE, PROJECT_BUILD]) {
-    let text: string;
-    try {
-      text = fs.readFileSync(path.join(dir, FILE), 'utf8');
-    } catch {
-      continue;
-    }
-    const file: unknown = JSON.parse(text);
-    return isDefinitionsFile(file) && file.fingerprint === fingerprint() ? file : undefined;
-  }
-  return undefined;
+  const text = builtText(path.join(BUILT_HERE, FILE)) ?? builtText(path.join(PROJECT_BUILD, FILE));
+  if (text === undefined) return undefined;
+  const file: unknown = JSON.parse(text);
+  return isDefinitionsFile(file) && file.fingerprint === fingerprint() ? file : undefined;
 }
 
 function isDefinitionsFile(value: unknown): value is DefinitionsFile {
@@ -83,11 +75,9 @@ function isDefinitionsFile(value: unknown): value is DefinitionsFile {
 
 /** The dereferencer, as one hash: openapi-backend's manifest and that of the json-schema-ref-parser it loads. */
 function fingerprint(): string {
-  const backend = require.resolve('openapi-backend/package.json');
-  const parser = require.resolve('@apidevtools/json-schema-ref-parser/package.json', { paths: [path.dirname(backend)] });
-  return createHash('sha256')
-    .update(JSON.stringify([backend, parser].map((file) => fs.readFileSync(file, 'utf8'))))
-    .digest('hex');
+  const backend = path.dirname(require.resolve('openapi-backend/package.json'));
+  const manifests = [...packageManifests(['openapi-backend']), ...packageManifests(['@apidevtools/json-schema-ref-parser'], backend)];
+  return createHash('sha256').update(JSON.stringify(manifests)).digest('hex');
 }
 
 /**
