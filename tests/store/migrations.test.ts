@@ -31,6 +31,7 @@ const SHIPPED = {
     [9, 'a1a6217ba4034ed35139e946991d4f422add9f9b82acf1a65f0f1d4a741329ab'],
     [10, '6acb397f32e781a76547ae7c4481ac747bc6edd5929239fb42c95d17b2f0e413'],
     [11, '1df6ae215b323d55d86772175aacb26c43accc5766d32dd9d51cdf58421bd646'],
+    [12, '720a59e0af76871b8b56c61d6f973649c96edd2452768453b48b26b6930df4e5'],
   ],
   postgres: [
     [1, '34313b42355cbb9de2b0109659ef007ed8d07a7df4b1d7a94a931f21628c4a9b'],
@@ -45,6 +46,7 @@ const SHIPPED = {
     [10, 'a09783bbc5d6eb9904ced6ee3dd70d2001277412677bb9780d38c8eb1497a41a'],
     [11, 'e3fb3f86267242f24214c9a1567a1550b537ca4a1475c7ce765ea752698aa931'],
     [12, '79e4e91cb1726cf1e0fc1f3e2623bf62fb8e308ee0dc32c3f56330f4234479d5'],
+    [13, 'f57dd47090e6c70677adb468bfae56e5470f1377ebfabe2328d227dd0f7dcc94'],
   ],
 } as const;
 
@@ -57,6 +59,10 @@ describe.each([
 
     expect(migration).toBeDefined();
     expect(digest(migration!)).toBe(sha);
+  });
+
+  test('every migration it has is recorded here', () => {
+    expect(shipped.map(([version]) => version)).toEqual(migrations.map((migration) => migration.version));
   });
 
   test('its versions run 1, 2, 3, … with no gap', () => {
