@@ -10,6 +10,7 @@ import {
   migrate as migrateWith,
   type Migration,
 } from '../migration';
+import { shipDateRule } from '../date-time-sql';
 import { sqliteConnection, sqliteDialect } from './dialect';
 
 export type { Migration } from '../migration';
@@ -18,7 +19,7 @@ export type { Migration } from '../migration';
  * The SQLite schema history, applied in order, each migration as the literal SQL it runs: a
  * migration that has shipped is a record, and never changes (tests/store/migrations.test.ts holds
  * each one's text to its digest). A new schema change is a new migration at the end. SQLite
- * cannot change a table's CHECKs in place, so 2, 3 and 5 rebuild `orders` as orders_next, copy
+ * cannot change a table's CHECKs in place, so 2, 3, 5 and 13 rebuild `orders` as orders_next, copy
  * its rows (checked by the new CHECKs as they go in), and make its indexes again. Their ship date
  * CHECK is the contract's rule as shipDateRule spells it (../date-time-sql.ts), which
  * tests/store/date-time-check.test.ts holds to the contract's validator.
@@ -297,6 +298,69 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 10, ...idempotencyKeys(sqliteDialect) },
   { version: 11, ...eventCompleteness('INTEGER CONSTRAINT order_event_complete_boolean CHECK (complete IN (0, 1))') },
   { version: 12, ...webhookTables(sqliteDialect) },
+  {
+    version: 13,
+    name: 'CHECKs of a few values without a list',
+    // SQLite makes the values of an IN list of three or more into a table, and in a CHECK it makes
+    // that table again for every row written: an import paid it twice an order, for the order's
+    // status and its event's type (docs/performance-log.md), and each delivery attempt once. The
+    // same verdicts with OR, whose terms it tests in place; every row passes them already. Rebuilds
+    // the three tables as 5 did `orders`, and keeps the feed's last given seq, which a pruned feed
+    // may hold above its newest event. The ship date CHECK is 5's, as shipDateRule spells it.
+    sql: String.raw`
+      CREATE TABLE orders_next (
+        id           INTEGER PRIMARY KEY CONSTRAINT order_id_safe CHECK (id BETWEEN -9007199254740991 AND 9007199254740991),
+        pet_id       INTEGER NOT NULL CONSTRAINT order_pet_id_safe CHECK (pet_id BETWEEN -9007199254740991 AND 9007199254740991),
+        quantity     INTEGER NOT NULL CONSTRAINT order_quantity_range CHECK (quantity BETWEEN 1 AND 9007199254740991),
+        ship_date    TEXT    NOT NULL CONSTRAINT order_ship_date_rfc3339 CHECK ${shipDateRule('ship_date', sqliteDialect)},
+        complete     INTEGER NOT NULL CONSTRAINT order_complete_boolean CHECK (complete IN (0, 1)),
+        status       TEXT    NOT NULL DEFAULT 'pending'
+                             CONSTRAINT order_status_known CHECK (status = 'pending' OR status = 'shipped' OR status = 'cancelled'),
+        created_at   TEXT    NOT NULL,
+        shipped_at   TEXT,
+        cancelled_at TEXT,
+        ship_at      TEXT    NOT NULL,
+        CONSTRAINT order_cancelled_at CHECK ((status = 'cancelled') = (cancelled_at IS NOT NULL)),
+        CONSTRAINT order_shipped_at CHECK ((status = 'shipped') = (shipped_at IS NOT NULL))
+      ) STRICT;
+      INSERT INTO orders_next (id, pet_id, quantity, ship_date, complete, status, created_at, shipped_at, cancelled_at, ship_at) SELECT id, pet_id, quantity, ship_date, complete, status, created_at, shipped_at, cancelled_at, ship_at FROM orders;
+      DROP TABLE orders;
+      ALTER TABLE orders_next RENAME TO orders;
+      CREATE INDEX orders_page ON orders (status, complete, id, ship_at) WHERE status <> 'cancelled';
+      CREATE INDEX orders_page_by_pet ON orders (pet_id, id) WHERE status <> 'cancelled';
+
+      CREATE TABLE order_events_next (
+        seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+        type        TEXT    NOT NULL
+                            CONSTRAINT order_event_type_known CHECK (type = 'order.created' OR type = 'order.shipped' OR type = 'order.cancelled'),
+        order_id    INTEGER NOT NULL,
+        status      TEXT    CONSTRAINT order_event_status CHECK ((type = 'order.cancelled') = (status IS NULL)),
+        occurred_at TEXT    NOT NULL,
+        complete    INTEGER CONSTRAINT order_event_complete_boolean CHECK (complete IN (0, 1))
+      ) STRICT;
+      INSERT INTO sqlite_sequence (name, seq) SELECT 'order_events_next', seq FROM sqlite_sequence WHERE name = 'order_events';
+      INSERT INTO order_events_next (seq, type, order_id, status, occurred_at, complete) SELECT seq, type, order_id, status, occurred_at, complete FROM order_events;
+      DROP TABLE order_events;
+      ALTER TABLE order_events_next RENAME TO order_events;
+
+      CREATE TABLE webhook_attempts_next (
+        seq         INTEGER PRIMARY KEY,
+        endpoint_id TEXT NOT NULL,
+        event_id    TEXT NOT NULL,
+        attempt     INTEGER NOT NULL,
+        at          TEXT NOT NULL,
+        status      INTEGER,
+        error       TEXT,
+        duration_ms REAL NOT NULL,
+        outcome     TEXT NOT NULL
+                    CONSTRAINT webhook_attempt_outcome CHECK (outcome = 'delivered' OR outcome = 'retrying' OR outcome = 'failed' OR outcome = 'refused')
+      ) STRICT;
+      INSERT INTO webhook_attempts_next SELECT * FROM webhook_attempts;
+      DROP TABLE webhook_attempts;
+      ALTER TABLE webhook_attempts_next RENAME TO webhook_attempts;
+      CREATE INDEX webhook_attempts_by_endpoint ON webhook_attempts (endpoint_id, seq);
+    `,
+  },
 ];
 
 /**
