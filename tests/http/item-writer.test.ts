@@ -11,8 +11,9 @@ import { KNOWN_DATE_TIMES } from '../helpers/date-times';
 const document = loadDocument();
 const ajv = createContractAjv(document);
 
+/** The list's item schema as openapi-backend dereferences it (its validators are not needed, so not made). */
 async function orderSchema(): Promise<OpenAPIV3.SchemaObject> {
-  const api = new OpenAPIBackend({ definition: cloneDocument(document), apiRoot: '/v1' });
+  const api = new OpenAPIBackend({ definition: cloneDocument(document), apiRoot: '/v1', validate: false });
   await api.init();
   const response = api.getOperation('listOrders')!.responses['200'] as OpenAPIV3.ResponseObject;
   return (response.content!['application/json']!.schema as OpenAPIV3.ArraySchemaObject).items as OpenAPIV3.SchemaObject;
