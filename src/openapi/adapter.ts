@@ -43,8 +43,9 @@ export interface Operation {
 /**
  * One version's document as the server uses it, on openapi-backend: the only module that imports
  * the library. Every replacement of a part of it (the router, the definition check, the request
- * validation, the response headers' check, the Ajv compile cache and the Ajv asked for once, the dereference the build made) is installed here, and each has a test that fails if the
- * pinned library changes under it.
+ * validation, the response headers' check, the Ajv compile cache and the Ajv asked for once, the
+ * dereference the build made) is installed here, and each has a test that fails if the pinned
+ * library changes under it.
  */
 export interface OpenApi {
   /** Every operation of the document, in its order. */

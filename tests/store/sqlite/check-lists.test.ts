@@ -11,18 +11,18 @@ afterAll(tmp.cleanup);
 
 /** The program SQLite runs to insert a row of every column into `table`. */
 function insertProgram(db: Database.Database, table: string): string[] {
-  const columns = db.prepare(`SELECT name FROM pragma_table_info(?)`).pluck().all(table);
+  const columns = db.prepare<[string], string>(`SELECT name FROM pragma_table_info(?)`).pluck().all(table);
   const sql = `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => 'NULL').join(', ')})`;
   return db
-    .prepare(`EXPLAIN ${sql}`)
+    .prepare<[], { opcode: string }>(`EXPLAIN ${sql}`)
     .all()
-    .map((op) => (op as { opcode: string }).opcode);
+    .map((op) => op.opcode);
 }
 
 test('no table of the store makes a table for its CHECKs on every row written', () => {
   const db = new Database(':memory:');
   migrate(db);
-  const tables = db.prepare(`SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`).pluck().all() as string[];
+  const tables = db.prepare<[], string>(`SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`).pluck().all();
 
   expect(tables).toEqual(expect.arrayContaining(['orders', 'order_events', 'webhook_attempts']));
   for (const table of tables)
@@ -31,6 +31,8 @@ test('no table of the store makes a table for its CHECKs on every row written', 
   const older = new Database(':memory:');
   migrate(older, MIGRATIONS.slice(0, 12));
   expect(insertProgram(older, 'orders')).toContain('OpenEphemeral');
+  db.close();
+  older.close();
 });
 
 describe('migration 13 on a store that has orders, events and delivery attempts', () => {
