@@ -117,8 +117,8 @@ function itemKey(operation: Operation | undefined, status: number | string): str
 }
 
 /**
- * For every response of the document whose JSON body is an array, the writer of one item, keyed
- * by "operationId status": it checks the item against the schema, formats included, and writes
+ * For every response of the document whose JSON body is an array, the writer of its items, keyed
+ * by "operationId status": it checks each item against the schema, formats included, and writes
  * exactly the schema's properties, so a streamed array is held to the same rules as any other reply.
  */
 function compileArrayItems(api: OpenApi): Map<string, ItemWriter> {

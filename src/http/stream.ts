@@ -41,14 +41,14 @@ export function createWriter({ replies, errors, logger, chunkItems, laterTurn }:
   return ({ method, headers, context }, res, reply) => {
     if (reply.stream === undefined) return sendReply(res, reply, context.id);
     const { operation } = context;
-    const writeItem = replies.itemWriter(operation, reply.status);
-    if (writeItem === undefined)
+    const writeItems = replies.itemWriter(operation, reply.status);
+    if (writeItems === undefined)
       throw new Error(`status ${reply.status} of ${operation?.operationId ?? 'none'} is not a JSON array that can be streamed`);
     return sendJsonArray(res, reply.stream, {
       status: reply.status,
       headers: reply.headers ?? {},
       requestId: context.id,
-      writeItem,
+      writeItems,
       chunkItems,
       laterTurn,
       coding: negotiateCoding(headers),
@@ -74,8 +74,8 @@ export interface ArrayStreamOptions<T> {
   headers: Record<string, string>;
   /** The request's id, echoed in `X-Request-Id`. */
   requestId: string;
-  /** Checks one item and returns it as JSON; throws (an ItemViolation) for an item that may not be sent. */
-  writeItem: (item: T) => string;
+  /** Checks a run of items and returns them as JSON, joined by commas, between `before` and `after`; throws (an ItemViolation) for an item that may not be sent. */
+  writeItems: (items: readonly T[], before: string, after: string) => string;
   /** Items per chunk: each chunk is read, serialized and written before the event loop gets a turn. */
   chunkItems: number;
   /** Resolves when the next chunk may be written, in a later turn of the event loop. */
@@ -96,7 +96,7 @@ export interface ArrayStreamOptions<T> {
  * failure before it is thrown, for the caller to answer with an Error.
  */
 export async function sendJsonArray<T>(res: ServerResponse, source: ChunkSource<T>, options: ArrayStreamOptions<T>): Promise<void> {
-  const { writeItem, chunkItems, laterTurn } = options;
+  const { writeItems, chunkItems, laterTurn } = options;
   let gone = false;
   res.once('close', () => (gone = true));
   let out: Writable = res;
@@ -109,7 +109,7 @@ export async function sendJsonArray<T>(res: ServerResponse, source: ChunkSource<
     // A list of exactly one chunk is whole too when the source knows it has nothing more: it goes
     // out with a Content-Length in one write, not chunked over two turns of the event loop.
     const whole = first.length < chunkItems || source.exhausted?.() === true;
-    const text = joined(first.map(writeItem), '[', whole ? ']' : '');
+    const text = writeItems(first, '[', whole ? ']' : '');
     const coding = whole && text.length < COMPRESS_MIN_BYTES ? 'identity' : options.coding;
 
     committed = true;
@@ -155,7 +155,7 @@ export async function sendJsonArray<T>(res: ServerResponse, source: ChunkSource<
       if (gone || chunk.length === 0) break;
       // The last chunk, when the source knows it is, ends the array in the same write.
       const last = source.exhausted?.() === true;
-      const text = joined(chunk.map(writeItem), empty ? '' : ',', last ? ']' : '');
+      const text = writeItems(chunk, empty ? '' : ',', last ? ']' : '');
       if (last) {
         out.end(text);
         return;
@@ -173,18 +173,6 @@ export async function sendJsonArray<T>(res: ServerResponse, source: ChunkSource<
   } finally {
     await source.close();
   }
-}
-
-/**
- * The items joined by commas, `before` and `after` around them, as one flat string: they join the
- * first and last items, so the text is built once, by the join, and not copied again to be sent.
- */
-function joined(items: string[], before: string, after: string): string {
-  const last = items.length - 1;
-  if (last < 0) return before + after;
-  items[0] = before + items[0];
-  items[last] = items[last] + after;
-  return items.join(',');
 }
 
 /** Writes a piece, then waits for the buffer to drain (or the client to leave) before going on. */

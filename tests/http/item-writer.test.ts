@@ -3,7 +3,7 @@ import OpenAPIBackend from 'openapi-backend';
 import type { OpenAPIV3 } from 'openapi-types';
 import { cloneDocument, loadDocument } from '../../src/contract/document';
 import { createContractAjv } from '../../src/openapi';
-import { ItemViolation, compileItemWriter } from '../../src/http/item-writer';
+import { ItemViolation, compileItemWriter, type ItemWriter } from '../../src/http/item-writer';
 import { KNOWN_DATE_TIMES } from '../helpers/date-times';
 
 // Every item of a streamed list goes through its item writer. What it writes must be exactly the
@@ -19,14 +19,25 @@ async function orderSchema(): Promise<OpenAPIV3.SchemaObject> {
   return (response.content!['application/json']!.schema as OpenAPIV3.ArraySchemaObject).items as OpenAPIV3.SchemaObject;
 }
 
-/** The outcome of writing an item: the JSON, or the refusal. */
-function outcome(write: (item: unknown) => string, item: unknown): { json: string } | { refused: string } {
+/** The outcome of writing an item alone: the JSON, or the refusal. */
+function outcome(write: ItemWriter, item: unknown): { json: string } | { refused: string } {
   try {
-    return { json: write(item) };
+    return { json: write([item], '', '') };
   } catch (err) {
     if (err instanceof ItemViolation) return { refused: err.problem };
     throw err;
   }
+}
+
+/** The ItemViolation that writing `items` throws. */
+function violation(write: ItemWriter, items: unknown[]): ItemViolation {
+  try {
+    write(items, '[', ']');
+  } catch (err) {
+    if (err instanceof ItemViolation) return err;
+    throw err;
+  }
+  throw new Error('no item was refused');
 }
 
 const SAFE = Number.MAX_SAFE_INTEGER;
@@ -97,7 +108,7 @@ test.each([
 test('a date-time whose separator is a control character is still written as valid JSON', async () => {
   const write = compileItemWriter(await orderSchema(), ajv);
 
-  const json = write({ id: 1, petId: 2, quantity: 3, shipDate: '2026-12-01\t10:00:00Z', complete: true });
+  const json = write([{ id: 1, petId: 2, quantity: 3, shipDate: '2026-12-01\t10:00:00Z', complete: true }], '', '');
 
   expect(JSON.parse(json)).toEqual({ id: 1, petId: 2, quantity: 3, shipDate: '2026-12-01\t10:00:00Z', complete: true });
 });
@@ -111,7 +122,50 @@ test('a schema beyond flat scalars takes the general path (Ajv and fast-json-str
   };
   const write = compileItemWriter(schema, ajv);
 
-  expect(JSON.parse(write({ id: 1, tags: ['2026-12-01T10:00:00Z'] }))).toEqual({ id: 1, tags: ['2026-12-01T10:00:00Z'] });
+  expect(JSON.parse(write([{ id: 1, tags: ['2026-12-01T10:00:00Z'] }], '', ''))).toEqual({ id: 1, tags: ['2026-12-01T10:00:00Z'] });
   expect(outcome(write, { id: 1, tags: ['2026-02-30T10:00:00Z'] })).toEqual({ refused: 'tags.0 must match format "date-time"' });
   expect(outcome(write, { id: 1, tags: [], extra: 1 })).toEqual({ refused: 'extra is not a known field' });
+});
+
+/** The properties of `item` that `schema` declares. */
+function declaredOf(schema: OpenAPIV3.SchemaObject, item: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(item).filter(([name]) => name in schema.properties!));
+}
+
+describe.each([
+  ['the flat path', orderSchema],
+  [
+    'the general path',
+    async (): Promise<OpenAPIV3.SchemaObject> => ({
+      type: 'object',
+      additionalProperties: false,
+      required: ['id'],
+      properties: { id: { type: 'integer', format: 'int64' }, tags: { type: 'array', items: { type: 'string' } } },
+    }),
+  ],
+])('a run of items, by %s', (_path, schemaOf) => {
+  test('is written joined by commas, between what comes before and after it, as JSON.stringify writes them', async () => {
+    const schema = await schemaOf();
+    const write = compileItemWriter(schema, ajv);
+    const items = [1, 2, 3].map((id) =>
+      declaredOf(schema, { id, petId: id * 10, quantity: id, shipDate: '2026-12-01T10:00:00Z', complete: id === 2 }),
+    );
+
+    expect(write(items, '[', ']')).toBe(JSON.stringify(items));
+    expect(write(items, ',', '')).toBe(`,${JSON.stringify(items).slice(1, -1)}`);
+    expect(write([], '[', ']')).toBe('[]');
+  });
+
+  test('is refused at its first bad item, which the violation names', async () => {
+    const schema = await schemaOf();
+    const write = compileItemWriter(schema, ajv);
+    const good = declaredOf(schema, { id: 1, petId: 2, quantity: 3, shipDate: '2026-12-01T10:00:00Z', complete: false });
+    const bad = { ...good, id: 1.5 };
+    const worse = { ...good, id: 'x' };
+
+    const refused = violation(write, [good, bad, worse]);
+
+    expect(refused.item).toBe(bad);
+    expect(refused.problem).toMatch(/^id must be integer$/);
+  });
 });
