@@ -113,8 +113,8 @@ function compileFlatWriter(schema: OpenAPIV3.SchemaObject): ItemWriter | null {
       return text + after;
     };`;
   // The generated code only reads the item and builds a string; every name in it is a constant
-  // of the spec, written with JSON.stringify. Generating it is the point: one straight-line
-  // function per schema, as fast-json-stringify and Ajv do.
+  // of the spec, written with JSON.stringify. Generating it is the point: one function per schema,
+  // straight-line for each item, as fast-json-stringify and Ajv do.
   // eslint-disable-next-line @typescript-eslint/no-implied-eval
   const build = new Function('fail', 'isDateTime', 'jsonString', source) as (
     ...deps: unknown[]
@@ -129,8 +129,11 @@ function compileFlatWriter(schema: OpenAPIV3.SchemaObject): ItemWriter | null {
   const write = build(fail, isDateTime, jsonString);
   return (items, before, after) => {
     const json = write(items, before, after);
-    if (json === FAILED) throw new ItemViolation(refused, failure);
-    return json;
+    if (json !== FAILED) return json;
+    // Let go of the refused item, which belongs to the request that sent it.
+    const item = refused;
+    refused = undefined;
+    throw new ItemViolation(item, failure);
   };
 }
 
