@@ -48,7 +48,7 @@ function compileGenericWriter(schema: OpenAPIV3.SchemaObject, ajv: Ajv): ItemWri
     let text = before;
     for (const [index, item] of items.entries()) {
       if (!validate(item)) throw new ItemViolation(item, (validate.errors ?? []).map((error) => describeAjvError(error)).join('; '));
-      text += index === 0 ? serialize(item) : `,${serialize(item)}`;
+      text += (index === 0 ? '' : ',') + serialize(item);
     }
     return text + after;
   };

@@ -74,7 +74,10 @@ export interface ArrayStreamOptions<T> {
   headers: Record<string, string>;
   /** The request's id, echoed in `X-Request-Id`. */
   requestId: string;
-  /** Checks a run of items and returns them as JSON, joined by commas, between `before` and `after`; throws (an ItemViolation) for an item that may not be sent. */
+  /**
+   * Checks a run of items and returns them as JSON, joined by commas, between `before` and `after`;
+   * throws (an ItemViolation) for an item that may not be sent.
+   */
   writeItems: (items: readonly T[], before: string, after: string) => string;
   /** Items per chunk: each chunk is read, serialized and written before the event loop gets a turn. */
   chunkItems: number;
