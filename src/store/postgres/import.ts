@@ -47,6 +47,9 @@ export async function importIntoPostgres(
       first BIGINT   PRIMARY KEY,
       ids   BIGINT[] NOT NULL
     ) ON COMMIT DROP`);
+    // A chunk's ids are read back only when a chunk fails its check: kept as they come, not
+    // compressed, which took a twentieth of the server's time in an import of 1,000,000 orders.
+    await client.query('ALTER TABLE import_ids ALTER COLUMN ids SET STORAGE EXTERNAL');
     await client.query(`CREATE TEMP TABLE import_unnumbered (
       idx       BIGINT  PRIMARY KEY,
       pet_id    BIGINT  NOT NULL,
