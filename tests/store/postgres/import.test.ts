@@ -115,4 +115,20 @@ pgTest('PostgreSQL import, chunk by chunk', () => {
 
     await expect(attempt).rejects.toMatchObject({ index: 5, conflict: { kind: 'repeated_id', id: 2, first: 1 } });
   });
+
+  test("orders imported in id order fill the paged index's pages, shipped ones among them", async () => {
+    // Every seventh shipped, as a store's history has them: pending orders, the new ones, are
+    // appended at orders_page's end, and only the shipped ones go into its middle.
+    const records = Array.from({ length: 20_000 }, (_, i) =>
+      order({ id: i + 1, ...((i + 1) % 7 === 0 ? { status: 'shipped', complete: true } : {}) }),
+    );
+    await importIntoPostgres(client as unknown as pg.PoolClient, records, NOW);
+
+    await client.query('CREATE EXTENSION IF NOT EXISTS pgstattuple');
+    const density = async (index: string) =>
+      Number((await client.query<{ d: number }>('SELECT avg_leaf_density AS d FROM pgstatindex($1)', [index])).rows[0]!.d);
+    // Each full page split in halves once pending orders went into the middle: 53% here.
+    expect(await density('orders_page')).toBeGreaterThan(75);
+    expect(await density('orders_pkey')).toBeGreaterThan(85);
+  });
 });
