@@ -262,13 +262,18 @@ eachStore((s) => {
       const mirror = new Map<number, unknown>();
       const { nextCursor: start } = (await request(app).get('/v2/store/order-events?from=latest').set(s.auth)).body as FeedPage;
 
-      // A writer cancels and ships while the consumer walks the pages, and imports more.
+      // A writer cancels and ships while the consumer walks the pages, and imports more: the
+      // events it makes are awaited below.
+      const awaited = new Set<string>();
       const writer = (async () => {
         for (let id = 1; id <= 60; id += 3) {
-          await s.store.cancelOrder(id);
-          await s.store.shipOrder(id + 1);
+          expect(await s.store.cancelOrder(id)).toBe('cancelled');
+          awaited.add(`order.cancelled ${id}`);
+          expect(await s.store.shipOrder(id + 1)).toBe('shipped');
+          awaited.add(`order.shipped ${id + 1}`);
         }
-        await s.store.importOrders([order({ id: 100 }), order({ id: 101, status: 'shipped' })]);
+        expect(await s.store.importOrders([order({ id: 100 }), order({ id: 101, status: 'shipped' })])).toBe(2);
+        awaited.add('order.created 100').add('order.created 101');
       })();
       let cursor: string | null = null;
       do {
@@ -282,18 +287,21 @@ eachStore((s) => {
       } while (cursor !== null);
       await writer;
 
-      // Tail until a read finds nothing more; each event applied as it says.
+      // Tail until every event the writer made is applied, each as it says (and any before them:
+      // the feed is in order). A read that finds nothing is not the end: on PostgreSQL a
+      // transaction elsewhere on the cluster (another test's) holds events back until it ends, the
+      // start cursor among them, and `wait` waits a second at most.
       let after = start;
-      for (;;) {
+      while (awaited.size > 0) {
         const res = await request(app).get('/v2/store/order-events').query({ after, wait: 1, limit: 5 }).set(s.auth);
         expect(res.status).toBe(200);
         const page = res.body as FeedPage;
         for (const event of page.events) {
           if (event.type === 'order.cancelled') mirror.delete(event.orderId);
           else mirror.set(event.orderId, event.order);
+          awaited.delete(`${event.type} ${event.orderId}`);
         }
         after = page.nextCursor;
-        if (page.events.length === 0) break;
       }
 
       const orders = (await recordsOf(s.store)).map((each) => [each.id, each] as const);
