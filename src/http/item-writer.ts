@@ -116,28 +116,13 @@ function compileFlatWriter(schema: OpenAPIV3.SchemaObject): ItemWriter | null {
   // of the spec, written with JSON.stringify. Generating it is the point: one function per schema,
   // straight-line for each item, as fast-json-stringify and Ajv do.
   // eslint-disable-next-line @typescript-eslint/no-implied-eval
-  const build = new Function('fail', 'isDateTime', 'jsonString', source) as (
-    ...deps: unknown[]
-  ) => (items: readonly unknown[], before: string, after: string) => string | typeof FAILED;
-  let refused: unknown;
-  let failure = '';
-  const fail = (item: unknown, problem: string): typeof FAILED => {
-    refused = item;
-    failure = problem;
-    return FAILED;
+  const build = new Function('fail', 'isDateTime', 'jsonString', source) as (...deps: unknown[]) => ItemWriter;
+  // The generated code returns fail(item, problem) for the first item it refuses: it throws.
+  const fail = (item: unknown, problem: string): never => {
+    throw new ItemViolation(item, problem);
   };
-  const write = build(fail, isDateTime, jsonString);
-  return (items, before, after) => {
-    const json = write(items, before, after);
-    if (json !== FAILED) return json;
-    // Let go of the refused item, which belongs to the request that sent it.
-    const item = refused;
-    refused = undefined;
-    throw new ItemViolation(item, failure);
-  };
+  return build(fail, isDateTime, jsonString);
 }
-
-const FAILED = Symbol('failed');
 
 /** A piece of an item's JSON: constant text, or an expression whose value is text (or a number, written as it converts). */
 type Piece = { readonly text: string } | { readonly expression: string };

@@ -125,8 +125,10 @@ pgTest('PostgreSQL import, chunk by chunk', () => {
     await importIntoPostgres(client as unknown as pg.PoolClient, records, NOW);
 
     await client.query('CREATE EXTENSION IF NOT EXISTS pgstattuple');
-    const density = async (index: string) =>
-      Number((await client.query<{ d: number }>('SELECT avg_leaf_density AS d FROM pgstatindex($1)', [index])).rows[0]!.d);
+    const density = async (index: string) => {
+      const [row] = (await client.query<{ d: number }>('SELECT avg_leaf_density AS d FROM pgstatindex($1)', [index])).rows;
+      return Number(row?.d);
+    };
     // Each full page split in halves once pending orders went into the middle: 53% here.
     expect(await density('orders_page')).toBeGreaterThan(75);
     expect(await density('orders_pkey')).toBeGreaterThan(85);
