@@ -141,8 +141,9 @@ export interface WebhookOptions {
  * burst of deliveries waits a moment rather than slowing the API. Other busy processes in the
  * server's scheduling group (its cgroup, or its session where the kernel groups by session) are
  * served first too: on a host they keep busy, delivery falls behind, and a lower value lets it
- * keep up (docs/operations.md, Webhooks). SCHED_IDLE would yield more still, but a thread that
- * holds a write lock and then waits for an idle core would make the API's writes wait behind it.
+ * keep up (docs/operations.md, Webhooks). SCHED_IDLE yields more still, but on saturated cores it
+ * held the API's slowest writes back longer than nice 19 does, even with none of the thread's writes
+ * on SQLite's lock (docs/performance-log.md).
  */
 export const DEFAULT_WEBHOOK_NICE = 19;
 /** The lowest priority of Linux's nice scale, and so the highest value PETSTORE_WEBHOOK_NICE takes. */
