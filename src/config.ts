@@ -136,16 +136,18 @@ export interface WebhookOptions {
 }
 
 /**
- * The delivery thread's nice value as shipped: 19, the lowest priority Linux's scale has. A core
- * that the server's event loop also wants gives the thread about a seventieth of its time, so a
- * burst of deliveries waits a moment rather than slowing the API. Other busy processes in the
- * server's scheduling group (its cgroup, or its session where the kernel groups by session) are
- * served first too: on a host they keep busy, delivery falls behind, and a lower value lets it
- * keep up (docs/operations.md, Webhooks). SCHED_IDLE yields more still, but on saturated cores it
- * held the API's slowest writes back longer than nice 19 does, even with none of the thread's writes
- * on SQLite's lock (docs/performance-log.md).
+ * The delivery thread's nice value as shipped: 10. A core that the server's event loop also wants
+ * gives the thread about a tenth of its time, so a burst of deliveries waits rather than slowing
+ * the API. Not lower: inside one process the thread shares short-held locks with the event loop
+ * (the garbage collector's task queue, malloc's, SQLite's shared memory), and a thread kept off
+ * its core while it holds one holds the event loop too. On saturated cores nice 19 (about a
+ * seventieth of a core) held the API's slowest writes back for hundreds of milliseconds, and
+ * SCHED_IDLE for about a second; nice 10 for tens, and the API's rate beside delivery was the same
+ * (docs/performance-log.md). Other busy processes in the server's scheduling group (its cgroup, or
+ * its session where the kernel groups by session) are served first too: on a host they keep busy,
+ * a lower value lets delivery keep up (docs/operations.md, Webhooks).
  */
-export const DEFAULT_WEBHOOK_NICE = 19;
+export const DEFAULT_WEBHOOK_NICE = 10;
 /** The lowest priority of Linux's nice scale, and so the highest value PETSTORE_WEBHOOK_NICE takes. */
 const MAX_NICE = 19;
 

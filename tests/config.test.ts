@@ -24,7 +24,7 @@ describe('loadConfig', () => {
     expect(config.shutdownTimeoutMs).toBe(10_000);
     expect(config.port).toBe(8080);
     expect(config.webhooks.nice).toBe(DEFAULT_WEBHOOK_NICE);
-    expect(DEFAULT_WEBHOOK_NICE).toBe(19);
+    expect(DEFAULT_WEBHOOK_NICE).toBe(10);
     expect(Object.isFrozen(config) && Object.isFrozen(config.limits)).toBe(true);
   });
 

@@ -29,7 +29,7 @@ import { CLAIM_EVERY_MS, startDelivery, type Delivery } from './delivery';
  *   for at start, every few seconds, and at a commit of events (at most once a second): a server
  *   whose store has no endpoint spends no memory on one.
  * - **Behind the API for the cores.** The thread lowers its own scheduling priority (its nice
- *   value, PETSTORE_WEBHOOK_NICE, 19 as shipped). When a core is free it runs at once; when the
+ *   value, PETSTORE_WEBHOOK_NICE, 10 as shipped). When a core is free it runs at once; when the
  *   API's requests want every core, they run first and delivery takes what is left, so a burst of
  *   deliveries waits a moment rather than slowing the answers.
  * - **stop()** ends the thread's workers, gives their endpoints up and closes its store, as

@@ -23,7 +23,7 @@ const ORDER = { petId: 7, quantity: 1, shipDate: '2026-12-24T10:00:00Z' };
 /**
  * Short retries and a short attempt (so a lease of four seconds), so that the test settles in
  * seconds; and delivery at the servers' own priority, which this test is not about: beside a
- * suite that keeps every core busy, nice 19 (as shipped) makes delivery wait ten times as long.
+ * suite that keeps every core busy, a lower priority (nice 10 as shipped) makes delivery wait longer.
  */
 const WEBHOOK_ENV = {
   PETSTORE_WEBHOOK_NICE: '0',
