@@ -140,12 +140,12 @@ export interface WebhookOptions {
  * gives the thread about a tenth of its time, so a burst of deliveries waits rather than slowing
  * the API. Not lower: inside one process the thread shares short-held locks with the event loop
  * (the garbage collector's task queue, malloc's, SQLite's shared memory), and a thread kept off
- * its core while it holds one holds the event loop too. On saturated cores nice 19 (about a
- * seventieth of a core) held the API's slowest writes back for hundreds of milliseconds, and
- * SCHED_IDLE for about a second; nice 10 for tens, and the API's rate beside delivery was the same
- * (docs/performance-log.md). Other busy processes in the server's scheduling group (its cgroup, or
- * its session where the kernel groups by session) are served first too: on a host they keep busy,
- * a lower value lets delivery keep up (docs/operations.md, Webhooks).
+ * its core while it holds one holds the event loop too: on saturated cores nice 19 (about a
+ * seventieth of a core) and SCHED_IDLE held the API's slowest writes back far longer than nice 10,
+ * and nice 19 gained nothing in the API's rate beside delivery (docs/performance-log.md). Other
+ * busy processes in the server's scheduling group (its cgroup, or its session where the kernel
+ * groups by session) are served first too: on a host they keep busy, a lower value lets delivery
+ * keep up (docs/operations.md, Webhooks).
  */
 export const DEFAULT_WEBHOOK_NICE = 10;
 /** The lowest priority of Linux's nice scale, and so the highest value PETSTORE_WEBHOOK_NICE takes. */
